@@ -1,0 +1,82 @@
+package evidence
+
+import (
+	"fmt"
+
+	"github.com/govhost/govhost/governance"
+)
+
+// Every backend applies the compare-and-append rules in one order:
+//  1. r.CheckIntegrity (both hashes recomputed, canonical payload, sha256-v1),
+//     before taking the chain lock;
+//  2. duplicate record id, then duplicate chain hash, against the store's
+//     indexes (so a replayed record is reported as a duplicate);
+//  3. CheckPosition against the chain's head, under the chain lock.
+
+// CheckPosition checks that r is the next record after head: sequence
+// head+1 and previous hash equal to head's hash (0 and none for a missing
+// chain).
+func CheckPosition(head governance.ChainHead, r governance.EvidenceRecord) error {
+	if want := head.Sequence + 1; r.Sequence != want {
+		return &governance.EvidenceConflictError{
+			ChainID: r.ChainID.String(), RecordID: r.RecordID.String(), Kind: governance.ConflictSequence,
+			Reason: fmt.Sprintf("sequence %d, want %d", r.Sequence, want),
+		}
+	}
+	if r.PreviousChainHash != head.Hash {
+		return &governance.EvidenceConflictError{
+			ChainID: r.ChainID.String(), RecordID: r.RecordID.String(), Kind: governance.ConflictStaleHead,
+			Reason: "previous_chain_hash is not the chain's head",
+		}
+	}
+	return nil
+}
+
+// CheckBatch validates a batch for one chain starting at head: every record
+// passes its integrity check and follows the one before it, and no id or
+// hash repeats inside the batch. Duplicates against the store are the
+// backend's to check.
+func CheckBatch(head governance.ChainHead, records []governance.EvidenceRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	chain := records[0].ChainID
+	ids := make(map[[16]byte]bool, len(records))
+	hashes := make(map[string]bool, len(records))
+	for _, r := range records {
+		if r.ChainID != chain {
+			return ErrBatchChains
+		}
+		if err := r.CheckIntegrity(); err != nil {
+			return err
+		}
+		if ids[r.RecordID] {
+			return DuplicateID(r)
+		}
+		if hashes[r.ChainHash] {
+			return DuplicateHash(r)
+		}
+		if err := CheckPosition(head, r); err != nil {
+			return err
+		}
+		ids[r.RecordID], hashes[r.ChainHash] = true, true
+		head = r.Head()
+	}
+	return nil
+}
+
+// DuplicateID is the conflict for a record id the store already holds.
+func DuplicateID(r governance.EvidenceRecord) error {
+	return &governance.EvidenceConflictError{
+		ChainID: r.ChainID.String(), RecordID: r.RecordID.String(), Kind: governance.ConflictDuplicateRecordID,
+		Reason: "record id already stored",
+	}
+}
+
+// DuplicateHash is the conflict for a chain hash the store already holds.
+func DuplicateHash(r governance.EvidenceRecord) error {
+	return &governance.EvidenceConflictError{
+		ChainID: r.ChainID.String(), RecordID: r.RecordID.String(), Kind: governance.ConflictDuplicateHash,
+		Reason: "chain hash already stored",
+	}
+}

@@ -1,0 +1,282 @@
+package governance
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// HashAlgorithm is the only hash algorithm of the first release: SHA-256
+// over canonical JSON (ADR-0087 D2).
+const HashAlgorithm = "sha256-v1"
+
+// Canonical returns the canonical JSON text of v: sorted keys, separators
+// "," and ":", non-ASCII written raw. It equals Python's
+// json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+// byte for byte for every approved value.
+//
+// Approved values: nil, bool, every Go integer type, strings (valid UTF-8),
+// slices and arrays of approved values, maps with string keys, json.Number
+// holding an integer literal, and the projected types uuid.UUID, time.Time
+// (written as UTC with six fractional digits and a terminal Z) and any named
+// string type (an enum). Everything else — floats, NaN, []byte, structs,
+// pointers to them, channels, invalid UTF-8 — is refused with a
+// *CanonicalError naming the path to the bad value.
+func Canonical(v any) ([]byte, error) {
+	return AppendCanonical(nil, v)
+}
+
+// AppendCanonical appends the canonical JSON text of v to dst.
+func AppendCanonical(dst []byte, v any) ([]byte, error) {
+	return appendValue(dst, v, "$")
+}
+
+// CanonicalDigest returns the canonical text of v and the lowercase hex
+// sha256 of that text.
+func CanonicalDigest(v any) (text []byte, digest string, err error) {
+	text, err = Canonical(v)
+	if err != nil {
+		return nil, "", err
+	}
+	return text, SHA256Hex(text), nil
+}
+
+// SHA256Hex returns the lowercase hex sha256 of b.
+func SHA256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func appendValue(dst []byte, v any, path string) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		if x {
+			return append(dst, "true"...), nil
+		}
+		return append(dst, "false"...), nil
+	case string:
+		return appendString(dst, x, path)
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case int32:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case uint64:
+		return strconv.AppendUint(dst, x, 10), nil
+	case json.Number:
+		return appendNumber(dst, x, path)
+	case *big.Int:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		return x.Append(dst, 10), nil
+	case float32, float64:
+		return nil, &CanonicalError{Path: path, Reason: "float values are not approved (use integers, e.g. microseconds)"}
+	case []byte:
+		return nil, &CanonicalError{Path: path, Reason: "bytes are not approved (encode them first, e.g. as a digest)"}
+	case uuid.UUID:
+		dst = append(dst, '"')
+		dst = append(dst, x.String()...)
+		return append(dst, '"'), nil
+	case uuid.NullUUID:
+		if !x.Valid {
+			return append(dst, "null"...), nil
+		}
+		return appendValue(dst, x.UUID, path)
+	case time.Time:
+		if x.IsZero() {
+			return nil, &CanonicalError{Path: path, Reason: "zero time is not approved"}
+		}
+		dst = append(dst, '"')
+		dst = AppendTime(dst, x)
+		return append(dst, '"'), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case []string:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendString(dst, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendString(dst, k, path); err != nil {
+				return nil, err
+			}
+			dst = append(dst, ':')
+			if dst, err = appendValue(dst, x[k], childPath(path, k)); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	}
+	return appendReflect(dst, reflect.ValueOf(v), path)
+}
+
+// appendReflect handles the approved kinds that have no fast path: named
+// integer and string types (enums), other slices, and maps with string keys.
+func appendReflect(dst []byte, rv reflect.Value, path string) ([]byte, error) {
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.AppendInt(dst, rv.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.AppendUint(dst, rv.Uint(), 10), nil
+	case reflect.String:
+		return appendString(dst, rv.String(), path)
+	case reflect.Bool:
+		return appendValue(dst, rv.Bool(), path)
+	case reflect.Float32, reflect.Float64:
+		return nil, &CanonicalError{Path: path, Reason: "float values are not approved (use integers, e.g. microseconds)"}
+	case reflect.Pointer, reflect.Interface:
+		if rv.IsNil() {
+			return append(dst, "null"...), nil
+		}
+		return appendValue(dst, rv.Elem().Interface(), path)
+	case reflect.Slice, reflect.Array:
+		if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
+			return nil, &CanonicalError{Path: path, Reason: "bytes are not approved (encode them first, e.g. as a digest)"}
+		}
+		dst = append(dst, '[')
+		for i := 0; i < rv.Len(); i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, rv.Index(i).Interface(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String {
+			return nil, &CanonicalError{Path: path, Reason: "map keys must be strings"}
+		}
+		keys := make([]string, 0, rv.Len())
+		for _, k := range rv.MapKeys() {
+			keys = append(keys, k.String())
+		}
+		sort.Strings(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendString(dst, k, path); err != nil {
+				return nil, err
+			}
+			dst = append(dst, ':')
+			elem := rv.MapIndex(reflect.ValueOf(k).Convert(rv.Type().Key()))
+			if dst, err = appendValue(dst, elem.Interface(), childPath(path, k)); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	}
+	if !rv.IsValid() {
+		return append(dst, "null"...), nil
+	}
+	return nil, &CanonicalError{Path: path, Reason: fmt.Sprintf("type %s is not approved", rv.Type())}
+}
+
+// appendNumber writes an integer literal exactly as Python's int would;
+// a literal with a fraction or exponent is a float and refused.
+func appendNumber(dst []byte, n json.Number, path string) ([]byte, error) {
+	s := string(n)
+	if strings.ContainsAny(s, ".eE") {
+		return nil, &CanonicalError{Path: path, Reason: "float values are not approved (use integers, e.g. microseconds)"}
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return strconv.AppendInt(dst, i, 10), nil
+	}
+	var b big.Int
+	if _, ok := b.SetString(s, 10); !ok {
+		return nil, &CanonicalError{Path: path, Reason: "not a number"}
+	}
+	return b.Append(dst, 10), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string the way Python's json.dumps with
+// ensure_ascii=False does: only '"', '\\' and control characters below
+// U+0020 are escaped; everything else, including '<', '>', '&', U+007F,
+// U+2028 and U+2029, is written raw.
+func appendString(dst []byte, s string, path string) ([]byte, error) {
+	if !utf8.ValidString(s) {
+		return nil, &CanonicalError{Path: path, Reason: "string is not valid UTF-8"}
+	}
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"'), nil
+}
+
+func childPath(path, key string) string {
+	return path + "[" + strconv.Quote(key) + "]"
+}

@@ -1,0 +1,138 @@
+package governance
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// ErrMalformedJSON is matched by every *JSONError.
+var ErrMalformedJSON = errors.New("governance: malformed JSON")
+
+// JSONError reports input that is not JSON (or not JSON canonical encoding
+// can represent): Offset is the byte offset where reading failed.
+type JSONError struct {
+	Offset int64
+	Reason string
+}
+
+func (e *JSONError) Error() string {
+	return fmt.Sprintf("governance: malformed JSON at byte %d: %s", e.Offset, e.Reason)
+}
+
+func (e *JSONError) Is(target error) bool { return target == ErrMalformedJSON }
+
+// ParseJSON decodes one JSON value the way Python's json.loads would for
+// canonical hashing: numbers stay exact (json.Number), objects become
+// map[string]any (a repeated key keeps its last value, as in Python), and
+// text must be valid UTF-8 without unpaired surrogate escapes (Python would
+// accept "\ud800" and then fail to encode it; Go would silently replace it).
+// Trailing data after the value is refused.
+func ParseJSON(data []byte) (any, error) {
+	if !utf8.Valid(data) {
+		return nil, &JSONError{Offset: int64(invalidUTF8Offset(data)), Reason: "input is not valid UTF-8"}
+	}
+	if off, ok := findLoneSurrogate(data); ok {
+		return nil, &JSONError{Offset: int64(off), Reason: "unpaired UTF-16 surrogate escape"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, jsonError(dec, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &JSONError{Offset: dec.InputOffset(), Reason: "unexpected data after the JSON value"}
+	}
+	return v, nil
+}
+
+func jsonError(dec *json.Decoder, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &JSONError{Offset: se.Offset, Reason: se.Error()}
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &JSONError{Offset: dec.InputOffset(), Reason: "unexpected end of input"}
+	}
+	return &JSONError{Offset: dec.InputOffset(), Reason: err.Error()}
+}
+
+func invalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+// findLoneSurrogate scans JSON string escapes for a \uD800–\uDFFF escape that
+// is not a high surrogate immediately followed by a low one.
+func findLoneSurrogate(b []byte) (int, bool) {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if !inString {
+			if c == '"' {
+				inString = true
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = false
+		case '\\':
+			if i+1 >= len(b) {
+				return 0, false
+			}
+			if b[i+1] != 'u' {
+				i++
+				continue
+			}
+			u, ok := hex4(b, i+2)
+			if !ok {
+				return 0, false // the decoder reports the syntax error
+			}
+			switch {
+			case u >= 0xD800 && u < 0xDC00:
+				if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+					if lo, ok := hex4(b, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
+						i += 11
+						continue
+					}
+				}
+				return i, true
+			case u >= 0xDC00 && u < 0xE000:
+				return i, true
+			}
+			i += 5
+		}
+	}
+	return 0, false
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

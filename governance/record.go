@@ -1,0 +1,313 @@
+package governance
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// EvidenceRecord is one link of an evidence chain, exactly ADR-0087 D2's
+// model. Records are values: copying one copies everything it holds.
+//
+// PreviousChainHash is "" for the genesis record (null in JSON).
+// HashAlgorithm is kept as stored so the verifier can report an unknown
+// algorithm instead of refusing to read it; NewRecord and appends use
+// HashAlgorithm ("sha256-v1") only.
+type EvidenceRecord struct {
+	RecordID           uuid.UUID
+	RecordType         EvidenceType
+	ChainID            uuid.UUID
+	OperationID        uuid.NullUUID
+	Sequence           int64
+	PolicyID           uuid.UUID
+	PolicyVersion      string
+	PayloadJSON        string
+	PayloadDigest      string
+	PreviousChainHash  string
+	ChainHash          string
+	SupersedesRecordID uuid.NullUUID
+	CreatedAt          time.Time
+	HashAlgorithm      string
+}
+
+// ChainHead is where a chain ends: the sequence and chain hash of its last
+// record. EmptyHead stands for a chain with no record.
+type ChainHead struct {
+	Sequence int64
+	Hash     string
+}
+
+// EmptyHead is the head of a missing chain: the next record is sequence 0
+// with no previous hash.
+var EmptyHead = ChainHead{Sequence: -1}
+
+// IsEmpty reports whether h is the head of a chain with no record.
+func (h ChainHead) IsEmpty() bool { return h.Sequence < 0 }
+
+// Head returns the head a chain has once r is its last record.
+func (r EvidenceRecord) Head() ChainHead { return ChainHead{Sequence: r.Sequence, Hash: r.ChainHash} }
+
+// Validate checks the record's shape: a known type, non-nil ids, a
+// nonnegative sequence, digest patterns, genesis linkage and a UTC
+// microsecond time. It does not recompute hashes (see CheckIntegrity).
+func (r EvidenceRecord) Validate() error {
+	switch {
+	case r.RecordID == uuid.Nil:
+		return &ValidationError{Field: "record_id", Reason: "is required"}
+	case !r.RecordType.Valid():
+		return &ValidationError{Field: "record_type", Reason: fmt.Sprintf("unknown type %q", r.RecordType)}
+	case r.ChainID == uuid.Nil:
+		return &ValidationError{Field: "chain_id", Reason: "is required"}
+	case r.Sequence < 0:
+		return &ValidationError{Field: "sequence", Reason: "must be >= 0"}
+	case r.PolicyID == uuid.Nil:
+		return &ValidationError{Field: "policy_id", Reason: "is required"}
+	case r.HashAlgorithm == "":
+		return &ValidationError{Field: "hash_algorithm", Reason: "is required"}
+	case r.CreatedAt.IsZero():
+		return &ValidationError{Field: "created_at", Reason: "is required"}
+	case r.CreatedAt.Location() != time.UTC || r.CreatedAt.Nanosecond()%1000 != 0:
+		return &ValidationError{Field: "created_at", Reason: "must be UTC with at most microsecond precision"}
+	}
+	if err := checkDigest("payload_digest", r.PayloadDigest); err != nil {
+		return err
+	}
+	if err := checkDigest("chain_hash", r.ChainHash); err != nil {
+		return err
+	}
+	return checkOptionalDigest("previous_chain_hash", r.PreviousChainHash)
+}
+
+// ComputePayloadDigest returns sha256 of the record's payload_json.
+func (r EvidenceRecord) ComputePayloadDigest() string {
+	return sha256HexString(r.PayloadJSON)
+}
+
+// ComputeChainHash returns the sha256 of the canonical JSON of every field
+// but chain_hash. It fails only when a text field is not valid UTF-8.
+func (r EvidenceRecord) ComputeChainHash() (string, error) {
+	bp := chainBufPool.Get().(*[]byte)
+	buf, err := r.appendChainInput((*bp)[:0])
+	if err != nil {
+		chainBufPool.Put(bp)
+		return "", err
+	}
+	sum := sha256.Sum256(buf)
+	*bp = buf
+	chainBufPool.Put(bp)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+var chainBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// appendChainInput writes the canonical JSON of the thirteen hashed fields.
+// Keys are written in sorted order by hand: this is the hot path of every
+// append and verify, and equals Canonical of the same map (tested).
+func (r EvidenceRecord) appendChainInput(dst []byte) ([]byte, error) {
+	var err error
+	dst = append(dst, `{"chain_id":"`...)
+	dst = appendUUID(dst, r.ChainID)
+	dst = append(dst, `","created_at":"`...)
+	dst = AppendTime(dst, r.CreatedAt)
+	dst = append(dst, `","hash_algorithm":`...)
+	if dst, err = appendString(dst, r.HashAlgorithm, "hash_algorithm"); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"operation_id":`...)
+	dst = appendNullUUID(dst, r.OperationID)
+	dst = append(dst, `,"payload_digest":`...)
+	if dst, err = appendString(dst, r.PayloadDigest, "payload_digest"); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"payload_json":`...)
+	if dst, err = appendString(dst, r.PayloadJSON, "payload_json"); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"policy_id":"`...)
+	dst = appendUUID(dst, r.PolicyID)
+	dst = append(dst, `","policy_version":`...)
+	if dst, err = appendString(dst, r.PolicyVersion, "policy_version"); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"previous_chain_hash":`...)
+	if r.PreviousChainHash == "" {
+		dst = append(dst, "null"...)
+	} else if dst, err = appendString(dst, r.PreviousChainHash, "previous_chain_hash"); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"record_id":"`...)
+	dst = appendUUID(dst, r.RecordID)
+	dst = append(dst, `","record_type":`...)
+	if dst, err = appendString(dst, string(r.RecordType), "record_type"); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"sequence":`...)
+	dst = strconv.AppendInt(dst, r.Sequence, 10)
+	dst = append(dst, `,"supersedes_record_id":`...)
+	dst = appendNullUUID(dst, r.SupersedesRecordID)
+	return append(dst, '}'), nil
+}
+
+// ChainHashInput returns the canonical JSON the chain hash is computed
+// over, for inspection and cross-language checks.
+func (r EvidenceRecord) ChainHashInput() ([]byte, error) { return r.appendChainInput(nil) }
+
+// CheckIntegrity recomputes both digests and checks that payload_json is
+// the canonical encoding of an approved value. It returns an
+// *EvidenceIntegrityError naming what failed.
+func (r EvidenceRecord) CheckIntegrity() error {
+	if err := r.Validate(); err != nil {
+		return &EvidenceIntegrityError{RecordID: r.RecordID.String(), Reason: err.Error()}
+	}
+	if r.HashAlgorithm != HashAlgorithm {
+		return &EvidenceIntegrityError{RecordID: r.RecordID.String(), Reason: fmt.Sprintf("unsupported hash algorithm %q", r.HashAlgorithm)}
+	}
+	if err := checkCanonicalPayload(r.PayloadJSON); err != nil {
+		return &EvidenceIntegrityError{RecordID: r.RecordID.String(), Reason: err.Error()}
+	}
+	if got := r.ComputePayloadDigest(); got != r.PayloadDigest {
+		return &EvidenceIntegrityError{RecordID: r.RecordID.String(), Reason: "payload_digest does not match payload_json"}
+	}
+	got, err := r.ComputeChainHash()
+	if err != nil {
+		return &EvidenceIntegrityError{RecordID: r.RecordID.String(), Reason: err.Error()}
+	}
+	if got != r.ChainHash {
+		return &EvidenceIntegrityError{RecordID: r.RecordID.String(), Reason: "chain_hash does not match the record's fields"}
+	}
+	return nil
+}
+
+// checkCanonicalPayload accepts payload_json only if it is a JSON object
+// already in canonical form.
+func checkCanonicalPayload(payload string) error {
+	v, err := ParseJSON([]byte(payload))
+	if err != nil {
+		return fmt.Errorf("payload_json: %w", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return &ValidationError{Field: "payload_json", Reason: "must be a JSON object"}
+	}
+	canon, err := Canonical(v)
+	if err != nil {
+		return fmt.Errorf("payload_json: %w", err)
+	}
+	if !bytes.Equal(canon, []byte(payload)) {
+		return &ValidationError{Field: "payload_json", Reason: "is not in canonical form"}
+	}
+	return nil
+}
+
+func appendUUID(dst []byte, id uuid.UUID) []byte {
+	var buf [36]byte
+	hex.Encode(buf[0:8], id[0:4])
+	buf[8] = '-'
+	hex.Encode(buf[9:13], id[4:6])
+	buf[13] = '-'
+	hex.Encode(buf[14:18], id[6:8])
+	buf[18] = '-'
+	hex.Encode(buf[19:23], id[8:10])
+	buf[23] = '-'
+	hex.Encode(buf[24:], id[10:])
+	return append(dst, buf[:]...)
+}
+
+func appendNullUUID(dst []byte, id uuid.NullUUID) []byte {
+	if !id.Valid {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '"')
+	dst = appendUUID(dst, id.UUID)
+	return append(dst, '"')
+}
+
+func sha256HexString(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// recordJSON is the wire form of EvidenceRecord, fields in the order of
+// ADR-0087 D2 and of the reference chain.jsonl.
+type recordJSON struct {
+	RecordID           uuid.UUID     `json:"record_id"`
+	RecordType         EvidenceType  `json:"record_type"`
+	ChainID            uuid.UUID     `json:"chain_id"`
+	OperationID        uuid.NullUUID `json:"operation_id"`
+	Sequence           *int64        `json:"sequence"`
+	PolicyID           uuid.UUID     `json:"policy_id"`
+	PolicyVersion      string        `json:"policy_version"`
+	PayloadJSON        string        `json:"payload_json"`
+	PayloadDigest      string        `json:"payload_digest"`
+	PreviousChainHash  *string       `json:"previous_chain_hash"`
+	SupersedesRecordID uuid.NullUUID `json:"supersedes_record_id"`
+	CreatedAt          string        `json:"created_at"`
+	HashAlgorithm      string        `json:"hash_algorithm"`
+	ChainHash          string        `json:"chain_hash"`
+}
+
+// MarshalJSON writes the record with null for absent values and created_at
+// in TimeLayout, without HTML escaping.
+func (r EvidenceRecord) MarshalJSON() ([]byte, error) {
+	seq := r.Sequence
+	w := recordJSON{
+		RecordID: r.RecordID, RecordType: r.RecordType, ChainID: r.ChainID, OperationID: r.OperationID,
+		Sequence: &seq, PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion, PayloadJSON: r.PayloadJSON,
+		PayloadDigest: r.PayloadDigest, SupersedesRecordID: r.SupersedesRecordID,
+		CreatedAt: FormatTime(r.CreatedAt), HashAlgorithm: r.HashAlgorithm, ChainHash: r.ChainHash,
+	}
+	if r.PreviousChainHash != "" {
+		p := r.PreviousChainHash
+		w.PreviousChainHash = &p
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON reads a stored record strictly: unknown fields, missing
+// required fields and malformed digests are refused with a
+// *ValidationError naming the field. An unknown hash_algorithm is kept so
+// the verifier can report it.
+func (r *EvidenceRecord) UnmarshalJSON(b []byte) error {
+	var w recordJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return &ValidationError{Field: "record", Reason: err.Error()}
+	}
+	if w.Sequence == nil {
+		return &ValidationError{Field: "sequence", Reason: "is required"}
+	}
+	created, err := ParseTime("created_at", w.CreatedAt)
+	if err != nil {
+		return err
+	}
+	out := EvidenceRecord{
+		RecordID: w.RecordID, RecordType: w.RecordType, ChainID: w.ChainID, OperationID: w.OperationID,
+		Sequence: *w.Sequence, PolicyID: w.PolicyID, PolicyVersion: w.PolicyVersion, PayloadJSON: w.PayloadJSON,
+		PayloadDigest: w.PayloadDigest, SupersedesRecordID: w.SupersedesRecordID, CreatedAt: created,
+		HashAlgorithm: w.HashAlgorithm, ChainHash: w.ChainHash,
+	}
+	if w.PreviousChainHash != nil {
+		if *w.PreviousChainHash == "" {
+			return &ValidationError{Field: "previous_chain_hash", Reason: "must be null or a digest"}
+		}
+		out.PreviousChainHash = *w.PreviousChainHash
+	}
+	if err := out.Validate(); err != nil {
+		return err
+	}
+	*r = out
+	return nil
+}

@@ -32,10 +32,10 @@ func CheckPosition(head governance.ChainHead, r governance.EvidenceRecord) error
 	return nil
 }
 
-// CheckBatch validates a batch for one chain starting at head: every record
-// passes its integrity check and follows the one before it, and no id or
-// hash repeats inside the batch. Duplicates against the store are the
-// backend's to check.
+// CheckBatch validates the positions of a batch for one chain starting at
+// head: every record follows the one before it, and no id or hash repeats
+// inside the batch. Integrity (step 1) and duplicates against the store
+// (step 2) are checked by the caller first.
 func CheckBatch(head governance.ChainHead, records []governance.EvidenceRecord) error {
 	if len(records) == 0 {
 		return nil
@@ -46,9 +46,6 @@ func CheckBatch(head governance.ChainHead, records []governance.EvidenceRecord) 
 	for _, r := range records {
 		if r.ChainID != chain {
 			return ErrBatchChains
-		}
-		if err := r.CheckIntegrity(); err != nil {
-			return err
 		}
 		if ids[r.RecordID] {
 			return DuplicateID(r)

@@ -74,9 +74,6 @@ func (s *MemStore) AppendBatch(ctx context.Context, records []governance.Evidenc
 	c := s.chain(records[0].ChainID, true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := CheckBatch(c.head(), records); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	for _, r := range records {
 		if _, dup := s.ids[r.RecordID]; dup {
@@ -87,6 +84,10 @@ func (s *MemStore) AppendBatch(ctx context.Context, records []governance.Evidenc
 			s.mu.Unlock()
 			return nil, DuplicateHash(r)
 		}
+	}
+	if err := CheckBatch(c.head(), records); err != nil {
+		s.mu.Unlock()
+		return nil, err
 	}
 	receipts := make([]governance.AppendReceipt, len(records))
 	for i, r := range records {

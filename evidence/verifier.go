@@ -54,10 +54,7 @@ func (v *Verifier) check(r governance.EvidenceRecord) governance.VerificationFai
 	if r.Sequence != v.head.Sequence+1 || r.PreviousChainHash != v.head.Hash {
 		return governance.BrokenLink
 	}
-	if r.ComputePayloadDigest() != r.PayloadDigest {
-		return governance.ContentMismatch
-	}
-	if h, err := r.ComputeChainHash(); err != nil || h != r.ChainHash {
+	if payloadOK, chainOK := r.DigestsMatch(); !payloadOK || !chainOK {
 		return governance.ContentMismatch
 	}
 	return ""

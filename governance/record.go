@@ -311,3 +311,29 @@ func (r *EvidenceRecord) UnmarshalJSON(b []byte) error {
 	*r = out
 	return nil
 }
+
+// DigestsMatch recomputes both digests and reports whether each equals the
+// stored one, without allocating: the verifier's hot path.
+func (r EvidenceRecord) DigestsMatch() (payloadOK, chainOK bool) {
+	sum := sha256.Sum256([]byte(r.PayloadJSON))
+	if !hexEqual(sum, r.PayloadDigest) {
+		return false, false
+	}
+	bp := chainBufPool.Get().(*[]byte)
+	defer chainBufPool.Put(bp)
+	buf, err := r.appendChainInput((*bp)[:0])
+	if err != nil {
+		return true, false
+	}
+	*bp = buf
+	return true, hexEqual(sha256.Sum256(buf), r.ChainHash)
+}
+
+func hexEqual(sum [sha256.Size]byte, digest string) bool {
+	if len(digest) != 2*sha256.Size {
+		return false
+	}
+	var enc [2 * sha256.Size]byte
+	hex.Encode(enc[:], sum[:])
+	return string(enc[:]) == digest
+}

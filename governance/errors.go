@@ -102,11 +102,14 @@ func (e *OutcomeEvidenceError) Error() string {
 func (e *OutcomeEvidenceError) Unwrap() []error { return []error{e.CallErr, e.StoreErr} }
 
 // GovernanceDeniedError is a recorded denial: the callable was not reached.
+// Message is the deciding gate's model-facing text (never recorded); the
+// error text itself carries only the stable reason code.
 type GovernanceDeniedError struct {
 	Function    string
 	OperationID string
 	GateID      string
 	ReasonCode  string
+	Message     string
 }
 
 func (e *GovernanceDeniedError) Error() string {

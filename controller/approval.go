@@ -1,0 +1,46 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/governance"
+)
+
+// ApprovalRequest is what an approver sees when a gate answers
+// require_approval. Arguments are shown to the approver, never recorded.
+type ApprovalRequest struct {
+	// ID is assigned by a broker ("tool-approval-N"); empty otherwise.
+	ID          string
+	OperationID uuid.UUID
+	Tool        string
+	Operation   string
+	Action      string
+	GateID      string
+	ReasonCode  string
+	// Message is the gate's model-facing text (AgentLane's approval text).
+	Message    string
+	Actor      *governance.ActorRef
+	RunID      string
+	AgentName  string
+	ToolCallID string
+	Metadata   map[string]string
+	Arguments  json.RawMessage
+}
+
+// ApprovalDecision answers an approval request. Only DecisionAllow
+// approves; anything else (deny, require_approval again, an unknown value)
+// denies. Approver and DecidedAt are recorded in evidence.
+type ApprovalDecision struct {
+	Decision  abi.Decision
+	Approver  *governance.ActorRef
+	DecidedAt time.Time
+}
+
+// ApprovalCallback decides an approval request. It may block until a human
+// answers; ctx carries the call's deadline. An error denies.
+type ApprovalCallback func(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)

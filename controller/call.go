@@ -1,0 +1,204 @@
+package controller
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/governance"
+)
+
+// Call is one tool call as an agent made it.
+type Call struct {
+	// Tool is the registered tool's id.
+	Tool string
+	// Operation is the AgentLane operation, when the caller classified it
+	// ("read", "write", "execute_command", ...).
+	Operation string
+	// Action is the LionAGI action string, when the caller has one.
+	Action string
+	// Arguments is the JSON object of arguments as the model produced it.
+	Arguments json.RawMessage
+	// Cwd is the absolute directory relative path arguments are joined to.
+	Cwd string
+	// RunID, AgentName, ToolCallID and Metadata are passed to gates and to
+	// approval callbacks as request context; they are not evidence.
+	RunID      string
+	AgentName  string
+	ToolCallID string
+	Metadata   map[string]string
+}
+
+// ErrArgumentsNotObject refuses a call whose arguments are not a JSON object.
+var ErrArgumentsNotObject = errors.New("controller: tool arguments must be a JSON object")
+
+// arguments is the canonical copy the controller works on: parsed once,
+// encoded once, hashed once per version.
+type arguments struct {
+	value  map[string]any // numbers as json.Number
+	order  []string       // the caller's key order
+	text   []byte         // canonical JSON
+	digest string
+}
+
+// parseArguments decodes the call's argument object, keeping the caller's
+// key order and exact numbers. Empty input means {}.
+func parseArguments(raw json.RawMessage) (arguments, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	v, err := governance.ParseJSON(raw)
+	if err != nil {
+		return arguments{}, fmt.Errorf("controller: tool arguments: %w", err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return arguments{}, ErrArgumentsNotObject
+	}
+	order, err := keyOrder(raw)
+	if err != nil {
+		return arguments{}, err
+	}
+	return newArguments(obj, order)
+}
+
+func newArguments(obj map[string]any, order []string) (arguments, error) {
+	text, err := canonicalArguments(obj)
+	if err != nil {
+		return arguments{}, err
+	}
+	return arguments{value: obj, order: order, text: text, digest: governance.SHA256Hex(text)}, nil
+}
+
+// canonicalArguments encodes arguments canonically. Arguments are transient,
+// not evidence (ADR-0087 D4), so unlike payloads they may hold floats: a
+// float literal is kept exactly as the caller wrote it.
+func canonicalArguments(obj map[string]any) ([]byte, error) {
+	text, err := governance.Canonical(obj)
+	if err == nil {
+		return text, nil
+	}
+	if !errors.Is(err, governance.ErrNotCanonical) {
+		return nil, err
+	}
+	raw, merr := json.Marshal(obj)
+	if merr != nil {
+		return nil, fmt.Errorf("controller: tool arguments: %w", err)
+	}
+	// encoding/json sorts map keys and keeps json.Number literals verbatim.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// keyOrder returns the top-level keys of a JSON object in input order. A
+// repeated key keeps its first position (and, in the value, its last
+// value), as a Python dict built by json.loads does.
+func keyOrder(raw []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var order []string
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := tok.(string)
+		if !seen[key] {
+			seen[key] = true
+			order = append(order, key)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return order, nil
+}
+
+// withReplacement returns the arguments a transform gate produced, keeping
+// the previous key order for keys that remain and appending new ones
+// sorted.
+func (a arguments) withReplacement(raw json.RawMessage) (arguments, error) {
+	v, err := governance.ParseJSON(raw)
+	if err != nil {
+		return arguments{}, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return arguments{}, ErrArgumentsNotObject
+	}
+	order := make([]string, 0, len(obj))
+	kept := map[string]bool{}
+	for _, k := range a.order {
+		if _, ok := obj[k]; ok {
+			order = append(order, k)
+			kept[k] = true
+		}
+	}
+	var added []string
+	for k := range obj {
+		if !kept[k] {
+			added = append(added, k)
+		}
+	}
+	sort.Strings(added)
+	return newArguments(obj, append(order, added...))
+}
+
+// fieldNames returns the argument names sorted: evidence records names,
+// never values.
+func (a arguments) fieldNames() []string {
+	names := make([]string, 0, len(a.value))
+	for k := range a.value {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// forCallable decodes the final arguments the way encoding/json would for
+// a Go tool: numbers as float64.
+func (a arguments) forCallable() (map[string]any, error) {
+	var out map[string]any
+	if err := json.Unmarshal(a.text, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func operationInfo(call Call, opctx governance.OperationContext) abi.OperationInfo {
+	info := abi.OperationInfo{
+		OperationID: opctx.OperationID.String(),
+		RunID:       call.RunID,
+		AgentName:   call.AgentName,
+		ToolCallID:  call.ToolCallID,
+	}
+	if a, ok := opctx.ActorValue(); ok {
+		info.Actor = &abi.ActorRef{Kind: a.Kind, ID: a.ID}
+	}
+	if len(call.Metadata) > 0 {
+		info.Metadata = make(map[string]string, len(call.Metadata))
+		for k, v := range call.Metadata {
+			info.Metadata[k] = v
+		}
+	}
+	return info
+}

@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/policy"
+)
+
+// Config wires an InvocationController. Evidence, Policies and Gates are
+// required; the rest is optional.
+type Config struct {
+	Evidence evidence.Store
+	Policies policy.Store
+	Gates    GateProvider
+	// PathFacts resolves path arguments for the gates; nil passes none.
+	PathFacts PathResolver
+	// Approvals decides require_approval answers; nil denies them with
+	// approval.required.
+	Approvals ApprovalCallback
+	// Projector announces committed records; nil announces nothing.
+	Projector *ObservationProjector
+	// Now is the clock for records; nil means time.Now.
+	Now func() time.Time
+}
+
+// InvocationController is the one place a governed tool call is decided,
+// run and recorded. Safe for concurrent use; per-call state is never
+// shared between calls.
+type InvocationController struct {
+	cfg        Config
+	locks      chainLocks
+	exceptions exceptionBook
+
+	mu      sync.Mutex
+	manager *Manager
+}
+
+// New validates cfg and returns a controller.
+func New(cfg Config) (*InvocationController, error) {
+	if cfg.Evidence == nil || cfg.Policies == nil || cfg.Gates == nil {
+		return nil, errors.New("controller: Config needs Evidence, Policies and Gates")
+	}
+	return &InvocationController{cfg: cfg}, nil
+}
+
+func (c *InvocationController) now() time.Time {
+	if c.cfg.Now != nil {
+		return c.cfg.Now()
+	}
+	return time.Now()
+}
+
+func (c *InvocationController) attach(m *Manager) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.manager != nil && c.manager != m {
+		return ErrControllerInUse
+	}
+	c.manager = m
+	return nil
+}
+
+// Invoke runs one governed call, exactly as ADR-0087's sequence: pin the
+// exact policy snapshot, record POLICY_BOUND + OPERATION_STARTED durably,
+// run the applicable gates once each in snapshot order (and the check
+// gates again after transforms), decide, call the tool once through a
+// one-use token, and record the outcome.
+//
+// Errors: *governance.GovernanceBypassError (no or mismatched context),
+// *governance.GovernanceDeniedError (recorded denial),
+// *governance.GovernanceEvidenceError (evidence not recorded; CallExecuted
+// says whether the tool ran), *governance.OutcomeEvidenceError, or the
+// callable's own error (a panic comes back as *PanicError).
+func (c *InvocationController) Invoke(ctx context.Context, call Call, opctx *governance.OperationContext) (any, error) {
+	c.mu.Lock()
+	m := c.manager
+	c.mu.Unlock()
+	if m == nil {
+		return nil, errors.New("controller: controller governs no manager")
+	}
+	rt, ctl, err := m.lookup(call.Tool)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkPin(ctl, rt, call, opctx); err != nil {
+		return nil, err
+	}
+	op := &operation{c: c, m: m, call: call, ctx: *opctx}
+	return op.run(ctx)
+}
+
+func (c *InvocationController) checkPin(ctl *InvocationController, rt *registeredTool, call Call, opctx *governance.OperationContext) error {
+	switch {
+	case ctl != c:
+		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "tool's manager is governed by another controller"}
+	case rt.binding == nil:
+		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "tool is not bound to a policy"}
+	case opctx == nil:
+		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "no operation context"}
+	case opctx.ToolID != call.Tool:
+		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "operation context is pinned to tool " + opctx.ToolID}
+	case opctx.PolicyID != rt.binding.PolicyID || opctx.PolicyVersion != rt.binding.Version:
+		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: fmt.Sprintf("operation context pins policy %s@%s, tool is bound to %s@%s", opctx.PolicyID, opctx.PolicyVersion, rt.binding.PolicyID, rt.binding.Version)}
+	}
+	if _, err := governance.NewOperationContext(*opctx); err != nil {
+		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "invalid operation context: " + err.Error()}
+	}
+	return nil
+}
+
+// GrantException records an attributable exception for one soft gate on
+// one task chain. It must be recorded before the operation it excuses is
+// evaluated; it is consumed by the first soft deny it matches.
+func (c *InvocationController) GrantException(ctx context.Context, chain uuid.UUID, g governance.ExceptionGrant) (governance.ExceptionGrant, error) {
+	g, err := governance.NewExceptionGrant(g)
+	if err != nil {
+		return governance.ExceptionGrant{}, err
+	}
+	if g.UsedAt != nil {
+		return governance.ExceptionGrant{}, &governance.ValidationError{Field: "used_at", Reason: "a new grant is unused"}
+	}
+	payload := map[string]any{
+		"grant_id": g.GrantID, "actor_kind": g.Actor.Kind, "actor_id": g.Actor.ID, "gate_id": g.GateID,
+		"tool_id": g.ToolID, "reason_code": g.ReasonCode, "issued_at": g.IssuedAt, "expires_at": g.ExpiresAt,
+		"max_uses": g.MaxUses,
+	}
+	if _, err := c.appendRecords(ctx, chain, g.PolicyID, g.PolicyVersion, recordSpec{typ: governance.ExceptionGranted, payload: payload}); err != nil {
+		return governance.ExceptionGrant{}, &governance.GovernanceEvidenceError{CallExecuted: false, Err: err}
+	}
+	c.exceptions.add(chain, g)
+	return g, nil
+}
+
+// exceptionBook holds recorded, unused grants per chain.
+type exceptionBook struct {
+	mu     sync.Mutex
+	grants map[uuid.UUID][]governance.ExceptionGrant
+}
+
+func (b *exceptionBook) add(chain uuid.UUID, g governance.ExceptionGrant) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.grants == nil {
+		b.grants = map[uuid.UUID][]governance.ExceptionGrant{}
+	}
+	b.grants[chain] = append(b.grants[chain], g)
+}
+
+// consume marks and returns the first grant matching a soft deny, if any.
+// A grant is attributable (its actor is validated on creation); the
+// operation's own actor need not be the grantor.
+func (b *exceptionBook) consume(chain uuid.UUID, gateID, toolID string, policyID uuid.UUID, version string, now time.Time) (governance.ExceptionGrant, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	gs := b.grants[chain]
+	for i, g := range gs {
+		if g.Matches(gateID, toolID, policyID, version, now) {
+			used := now.UTC().Truncate(time.Microsecond)
+			g.UsedAt = &used
+			b.grants[chain] = append(gs[:i:i], gs[i+1:]...)
+			return g, true
+		}
+	}
+	return governance.ExceptionGrant{}, false
+}

@@ -1,0 +1,11 @@
+// Package controller owns governed invocation (ADR-0087 D1, D3–D7): the
+// tool registry with its no-bypass token, the InvocationController that
+// pins a policy snapshot, records evidence, runs the gates in their phases
+// and levels, consults approvals and exception grants, calls the tool once
+// and records its outcome, task boundaries, and the observation projector.
+//
+// It sees gates only through the Gate and GateProvider interfaces (the Wasm
+// host implements them), so it is testable with Go fakes. The token makes
+// an accidental internal bypass detectable; it is a library boundary, not a
+// sandbox: Go code holding a tool's function can always call it directly.
+package controller

@@ -1,0 +1,189 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/governance"
+)
+
+// gateOutcome is one evaluation of one binding.
+type gateOutcome struct {
+	decision governance.GateDecision
+	reason   string
+	message  string
+	// replaced holds the arguments a transform gate produced.
+	replaced *arguments
+}
+
+// evaluate runs the applicable bindings once each in snapshot order, then,
+// when any of them is a transform, every check binding again on the final
+// arguments (ADR-0086 D2's security → user → security as one evaluation
+// with two phases). It stops at the first blocking deny. An error means a
+// record could not be appended.
+func (op *operation) evaluate(gateCtx, ctx context.Context) (verdict, error) {
+	var applicable []governance.ExecutableGateBinding
+	hasTransform := false
+	for _, b := range op.snap.GateBindings() {
+		if b.AppliesTo(op.call.Tool) {
+			applicable = append(applicable, b)
+			hasTransform = hasTransform || b.Transform()
+		}
+	}
+	if len(applicable) == 0 {
+		return verdict{denied: true, reason: ReasonNoGateBinding}, nil
+	}
+	for _, b := range applicable {
+		if v, err := op.runBinding(gateCtx, ctx, b, abi.PhaseCheck); err != nil || v.denied {
+			return v, err
+		}
+	}
+	if !hasTransform {
+		return verdict{}, nil
+	}
+	for _, b := range applicable {
+		if b.Transform() {
+			continue
+		}
+		if v, err := op.runBinding(gateCtx, ctx, b, abi.PhaseRecheck); err != nil || v.denied {
+			return v, err
+		}
+	}
+	return verdict{}, nil
+}
+
+// runBinding evaluates one binding, applies its level, records
+// GATE_EVALUATED, and says whether the operation is blocked.
+func (op *operation) runBinding(gateCtx, ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) (verdict, error) {
+	inDigest := op.args.digest
+	start := time.Now()
+	out, extra := op.evaluateGate(gateCtx, b, phase)
+	payload := map[string]any{
+		"gate_id": b.GateID(), "level": string(b.Level()), "decision": string(out.decision),
+		"reason_code": out.reason, "phase": string(phase), "argument_digest": inDigest,
+		"module_digest": b.ModuleDigest(), "duration_us": time.Since(start).Microseconds(),
+	}
+	for k, v := range extra {
+		payload[k] = v
+	}
+	blocked := false
+	if out.decision == governance.Deny {
+		switch b.Level() {
+		case governance.LevelHard:
+			blocked = true
+		case governance.LevelSoft:
+			g, ok := op.c.exceptions.consume(op.ctx.ChainID, b.GateID(), op.call.Tool, op.ctx.PolicyID, op.ctx.PolicyVersion, op.c.now())
+			if ok {
+				payload["exception_grant_id"] = g.GrantID
+			} else {
+				blocked = true
+			}
+		}
+	}
+	if !blocked && out.replaced != nil && out.replaced.digest != inDigest {
+		payload["output_argument_digest"] = out.replaced.digest
+		op.args = *out.replaced
+	}
+	if err := op.record(ctx, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: payload}); err != nil {
+		return verdict{}, err
+	}
+	if blocked {
+		return verdict{denied: true, gateID: b.GateID(), reason: out.reason, message: out.message, phase: phase}, nil
+	}
+	return verdict{}, nil
+}
+
+// evaluateGate asks the gate and maps every answer and failure onto the
+// binary decision. extra holds approved payload fields about approvals.
+func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) (gateOutcome, map[string]any) {
+	facts, err := op.pathFacts()
+	if err != nil {
+		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
+	}
+	gate, err := op.c.cfg.Gates.GateFor(ctx, b)
+	if err != nil {
+		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
+	}
+	in := abi.GateInput{
+		ABIVersion: abi.Version, GateID: b.GateID(), Phase: phase, Tool: op.call.Tool,
+		Operation: op.call.Operation, Action: op.call.Action, Arguments: json.RawMessage(op.args.text),
+		ArgumentOrder: op.args.order, Cwd: op.call.Cwd, Paths: facts,
+		Context: operationInfo(op.call, op.ctx),
+	}
+	out, err := gate.Evaluate(ctx, in)
+	if err != nil || ctx.Err() != nil {
+		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
+	}
+	switch out.Decision {
+	case abi.DecisionAllow:
+		res := gateOutcome{decision: governance.Allow, reason: out.ReasonCode}
+		if b.Transform() && len(out.Arguments) > 0 {
+			next, err := op.args.withReplacement(out.Arguments)
+			if err != nil {
+				return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
+			}
+			res.replaced = &next
+		}
+		return res, nil
+	case abi.DecisionDeny:
+		return gateOutcome{decision: governance.Deny, reason: out.ReasonCode, message: out.Message}, nil
+	case abi.DecisionRequireApproval:
+		return op.approve(ctx, b, out)
+	}
+	return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
+}
+
+// approve consults the approval callback for a require_approval answer:
+// approved → allow with the gate's reason code; rejected, failed or no
+// callback → deny approval.required. Who decided and when is recorded.
+func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBinding, out abi.GateOutput) (gateOutcome, map[string]any) {
+	extra := map[string]any{"gate_decision": string(abi.DecisionRequireApproval), "gate_reason_code": out.ReasonCode}
+	denied := gateOutcome{decision: governance.Deny, reason: ReasonApprovalRequired, message: out.Message}
+	if op.c.cfg.Approvals == nil {
+		extra["approval"] = "unavailable"
+		return denied, extra
+	}
+	actor, _ := op.ctx.ActorValue()
+	req := ApprovalRequest{
+		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: op.call.Action,
+		GateID: b.GateID(), ReasonCode: out.ReasonCode, Message: out.Message,
+		RunID: op.call.RunID, AgentName: op.call.AgentName, ToolCallID: op.call.ToolCallID,
+		Metadata: operationInfo(op.call, op.ctx).Metadata, Arguments: json.RawMessage(op.args.text),
+	}
+	if op.ctx.Actor != nil {
+		req.Actor = &actor
+	}
+	d, err := op.c.cfg.Approvals(ctx, req)
+	if err != nil {
+		extra["approval"] = "failed"
+		return denied, extra
+	}
+	decided := d.DecidedAt
+	if decided.IsZero() {
+		decided = op.c.now()
+	}
+	extra["approval_decided_at"] = decided
+	if d.Approver != nil {
+		extra["approver_kind"], extra["approver_id"] = d.Approver.Kind, d.Approver.ID
+	}
+	if d.Decision != abi.DecisionAllow {
+		extra["approval"] = "rejected"
+		return denied, extra
+	}
+	extra["approval"] = "approved"
+	return gateOutcome{decision: governance.Allow, reason: out.ReasonCode}, extra
+}
+
+// pathFacts resolves the current arguments' path facts once per version.
+func (op *operation) pathFacts() ([]abi.PathFact, error) {
+	if op.c.cfg.PathFacts == nil {
+		return nil, nil
+	}
+	if op.factsOf != op.args.digest {
+		op.facts, op.factsError = op.c.cfg.PathFacts(op.call.Cwd, op.args.value, op.args.order)
+		op.factsOf = op.args.digest
+	}
+	return op.facts, op.factsError
+}

@@ -1,0 +1,47 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/governance"
+)
+
+// Gate is one configured gate ready to evaluate. host.Gate implements it.
+// Evaluate returns a verdict; a non-nil error means the gate itself failed
+// (trap, deadline, bad output), and the controller denies with
+// control.evaluator_error whatever verdict came with it.
+type Gate interface {
+	Evaluate(ctx context.Context, in abi.GateInput) (abi.GateOutput, error)
+}
+
+// GateProvider returns the gate that a policy binding names: its module (by
+// sha256) configured with its canonical config. It is called on every
+// governed operation, so implementations cache.
+type GateProvider interface {
+	GateFor(ctx context.Context, b governance.ExecutableGateBinding) (Gate, error)
+}
+
+// GateProviderFunc adapts a function to GateProvider.
+type GateProviderFunc func(ctx context.Context, b governance.ExecutableGateBinding) (Gate, error)
+
+// GateFor calls f.
+func (f GateProviderFunc) GateFor(ctx context.Context, b governance.ExecutableGateBinding) (Gate, error) {
+	return f(ctx, b)
+}
+
+// PathResolver turns a call's path arguments into the facts gates decide on
+// (DESIGN.md "Path facts"). args is the canonical argument object; order is
+// the caller's key order.
+type PathResolver func(cwd string, args map[string]any, order []string) ([]abi.PathFact, error)
+
+// Stable reason codes the controller itself produces.
+const (
+	ReasonEvaluatorError   = "control.evaluator_error"
+	ReasonApprovalRequired = "approval.required"
+	ReasonApprovalDenied   = "approval.denied"
+	ReasonNoGateBinding    = "policy.no_gate_binding"
+	ReasonPolicyNotFound   = "policy.not_found"
+	ReasonPolicyMismatch   = "policy.digest_mismatch"
+	ReasonPolicyInvalid    = "policy.invalid"
+)

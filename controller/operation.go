@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/governance"
+)
+
+// operation is the state of one governed call; it is never shared.
+type operation struct {
+	c    *InvocationController
+	m    *Manager
+	call Call
+	ctx  governance.OperationContext
+	snap governance.PolicySnapshot
+	args arguments
+	// facts are the path facts of args, resolved once per argument version.
+	facts      []abi.PathFact
+	factsOf    string
+	factsError error
+}
+
+// verdict is the outcome of the gate phases.
+type verdict struct {
+	denied  bool
+	gateID  string
+	reason  string
+	message string
+	phase   abi.Phase
+}
+
+func (op *operation) opID() uuid.NullUUID {
+	return uuid.NullUUID{UUID: op.ctx.OperationID, Valid: true}
+}
+
+func (op *operation) record(ctx context.Context, specs ...recordSpec) error {
+	_, err := op.c.appendRecords(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, specs...)
+	return err
+}
+
+func (op *operation) evidenceError(err error, executed bool) error {
+	return &governance.GovernanceEvidenceError{OperationID: op.ctx.OperationID.String(), CallExecuted: executed, Err: err}
+}
+
+func (op *operation) run(callerCtx context.Context) (any, error) {
+	if err := callerCtx.Err(); err != nil {
+		return nil, err
+	}
+	args, err := parseArguments(op.call.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	op.args = args
+	// Once the operation starts, its records are written to the end even if
+	// the caller cancels: an operation without its terminal record cannot
+	// be certified. Gates and the callable still see the caller's context.
+	ctx := context.WithoutCancel(callerCtx)
+
+	started := recordSpec{typ: governance.OperationStarted, operation: op.opID(), payload: op.startedPayload()}
+	if reason := op.pinPolicy(ctx); reason != "" {
+		v := verdict{denied: true, reason: reason}
+		if err := op.record(ctx, started, op.deniedSpec(v)); err != nil {
+			return nil, op.evidenceError(err, false)
+		}
+		return nil, op.deniedError(v)
+	}
+	bound := recordSpec{typ: governance.PolicyBound, operation: op.opID(), payload: map[string]any{
+		"policy_digest": op.snap.Digest(), "tool_id": op.call.Tool,
+		"task_boundary_id": op.ctx.TaskBoundaryID, "gate_count": op.snap.NumGateBindings(),
+	}}
+	if err := op.record(ctx, bound, started); err != nil {
+		return nil, op.evidenceError(err, false)
+	}
+
+	v, err := op.evaluate(callerCtx, ctx)
+	if err != nil {
+		return nil, op.evidenceError(err, false)
+	}
+	if v.denied {
+		if err := op.record(ctx, op.deniedSpec(v)); err != nil {
+			return nil, op.evidenceError(err, false)
+		}
+		return nil, op.deniedError(v)
+	}
+	return op.callTool(callerCtx, ctx)
+}
+
+// pinPolicy loads the exact snapshot the context pins and checks its
+// digest; it returns a reason code when the operation must be denied.
+func (op *operation) pinPolicy(ctx context.Context) string {
+	snap, err := op.c.cfg.Policies.Get(ctx, op.ctx.PolicyID, op.ctx.PolicyVersion)
+	var nf *governance.PolicyNotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return ReasonPolicyNotFound
+	case err != nil:
+		return ReasonPolicyInvalid
+	case snap.Digest() != op.ctx.PolicyDigest:
+		return ReasonPolicyMismatch
+	case !snap.IsActive():
+		return ReasonPolicyInvalid
+	}
+	op.snap = snap
+	return ""
+}
+
+func (op *operation) startedPayload() map[string]any {
+	p := map[string]any{
+		"tool_id": op.call.Tool, "argument_digest": op.args.digest, "fields": op.args.fieldNames(),
+		"task_boundary_id": op.ctx.TaskBoundaryID,
+	}
+	if op.ctx.ParentOperationID.Valid {
+		p["parent_operation_id"] = op.ctx.ParentOperationID.UUID
+	}
+	if a, ok := op.ctx.ActorValue(); ok {
+		p["actor_kind"], p["actor_id"] = a.Kind, a.ID
+	}
+	return p
+}
+
+func (op *operation) deniedSpec(v verdict) recordSpec {
+	p := map[string]any{"tool_id": op.call.Tool, "reason_code": v.reason}
+	if v.gateID != "" {
+		p["gate_id"], p["phase"] = v.gateID, string(v.phase)
+	}
+	return recordSpec{typ: governance.OperationDenied, operation: op.opID(), payload: p}
+}
+
+func (op *operation) deniedError(v verdict) error {
+	return &governance.GovernanceDeniedError{
+		Function: op.call.Tool, OperationID: op.ctx.OperationID.String(),
+		GateID: v.gateID, ReasonCode: v.reason, Message: v.message,
+	}
+}
+
+// callTool runs the callable once through a one-use token and records the
+// outcome (ADR-0087 D3's failure semantics).
+func (op *operation) callTool(callerCtx, ctx context.Context) (any, error) {
+	final, err := op.args.forCallable()
+	if err != nil {
+		return nil, err
+	}
+	tok := &InvocationToken{ctl: op.c, toolID: op.call.Tool, operationID: op.ctx.OperationID}
+	start := time.Now()
+	res, callErr := op.m.CallTool(callerCtx, op.call.Tool, tok, final)
+	dur := time.Since(start).Microseconds()
+	if callErr == nil {
+		err := op.record(ctx, recordSpec{typ: governance.CallableCompleted, operation: op.opID(), payload: map[string]any{
+			"tool_id": op.call.Tool, "argument_digest": op.args.digest, "duration_us": dur,
+		}})
+		if err != nil {
+			return nil, op.evidenceError(err, true)
+		}
+		return res, nil
+	}
+	failure := "error"
+	var pe *PanicError
+	if errors.As(callErr, &pe) {
+		failure = "panic"
+	}
+	err = op.record(ctx, recordSpec{typ: governance.CallableFailed, operation: op.opID(), payload: map[string]any{
+		"tool_id": op.call.Tool, "argument_digest": op.args.digest, "duration_us": dur, "failure": failure,
+	}})
+	if err != nil {
+		return nil, &governance.OutcomeEvidenceError{OperationID: op.ctx.OperationID.String(), CallErr: callErr, StoreErr: err}
+	}
+	return nil, callErr
+}

@@ -1,0 +1,106 @@
+package controller
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/govhost/govhost/governance"
+)
+
+// Observation is what the projector announces about a committed record:
+// identifiers only, never payloads, arguments, results or detail
+// (ADR-0087 D7). A consumer that needs proof follows the ids to the
+// evidence store and verifies against a trusted head.
+type Observation struct {
+	OperationID   string `json:"operation_id"`
+	ChainID       string `json:"chain_id"`
+	RecordID      string `json:"record_id"`
+	RecordType    string `json:"record_type"`
+	ChainHash     string `json:"chain_hash"`
+	PolicyVersion string `json:"policy_version"`
+}
+
+// ObservationProjector publishes committed records to subscribers. It is
+// non-authoritative: a slow subscriber loses observations (counted in
+// Dropped) instead of blocking a governed call, and a panicking subscriber
+// is contained. A nil *ObservationProjector publishes nothing.
+type ObservationProjector struct {
+	mu      sync.RWMutex
+	subs    map[*subscriber]struct{}
+	dropped atomic.Int64
+}
+
+type subscriber struct {
+	ch   chan Observation
+	done chan struct{}
+}
+
+// NewObservationProjector returns a projector with no subscribers.
+func NewObservationProjector() *ObservationProjector {
+	return &ObservationProjector{subs: map[*subscriber]struct{}{}}
+}
+
+// Subscribe calls fn for each observation on its own goroutine, holding at
+// most buffer pending observations (at least 1). The returned cancel stops
+// delivery and waits for fn to return.
+func (p *ObservationProjector) Subscribe(buffer int, fn func(Observation)) (cancel func()) {
+	if buffer < 1 {
+		buffer = 1
+	}
+	s := &subscriber{ch: make(chan Observation, buffer), done: make(chan struct{})}
+	p.mu.Lock()
+	p.subs[s] = struct{}{}
+	p.mu.Unlock()
+	go func() {
+		defer close(s.done)
+		for o := range s.ch {
+			deliver(fn, o)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			delete(p.subs, s)
+			close(s.ch)
+			p.mu.Unlock()
+			<-s.done
+		})
+	}
+}
+
+func deliver(fn func(Observation), o Observation) {
+	defer func() { _ = recover() }() // a subscriber's failure never reaches the call
+	fn(o)
+}
+
+// Project announces a committed record. It never blocks.
+func (p *ObservationProjector) Project(r governance.EvidenceRecord) {
+	if p == nil {
+		return
+	}
+	o := Observation{
+		ChainID: r.ChainID.String(), RecordID: r.RecordID.String(), RecordType: string(r.RecordType),
+		ChainHash: r.ChainHash, PolicyVersion: r.PolicyVersion,
+	}
+	if r.OperationID.Valid {
+		o.OperationID = r.OperationID.UUID.String()
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for s := range p.subs {
+		select {
+		case s.ch <- o:
+		default:
+			p.dropped.Add(1)
+		}
+	}
+}
+
+// Dropped counts observations lost to full subscriber queues.
+func (p *ObservationProjector) Dropped() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.dropped.Load()
+}

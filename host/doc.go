@@ -1,0 +1,22 @@
+// Package host runs govhost gates: WebAssembly modules of the native gate
+// ABI v1 (abi/README.md) on wazero, and Extism-ABI modules through Extism's Go
+// SDK, behind one interface.
+//
+// A Host compiles each module once (with an optional on-disk compilation
+// cache for restarts), pins it to its sha256 digest, and keeps for every
+// (module digest, configuration digest) a Gate with a bounded pool of
+// instances, each configured once through gate_configure. Every guest runs
+// with no filesystem, network, environment, arguments or real clock; its
+// memory is capped and every call has a deadline that stops even a tight
+// loop.
+//
+// Containment: any failure of a guest (trap, deadline, memory cap, missing
+// export, wrong ABI version, malformed or oversized output, a decision
+// outside the closed set) becomes a deny with a stable reason code and a
+// *GuestError; no text produced by the guest is kept. The failed instance is
+// discarded and the host keeps serving.
+//
+// The host owns no policy: it does not know bindings, levels or evidence.
+// The controller sees a Gate through its own interface,
+// Evaluate(ctx, abi.GateInput) (abi.GateOutput, error).
+package host

@@ -1,0 +1,215 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/host/internal/fault"
+	"github.com/govhost/govhost/host/internal/native"
+	"github.com/govhost/govhost/host/internal/pool"
+	"github.com/govhost/govhost/host/internal/wire"
+)
+
+// instance is one configured guest instance of either kind.
+type instance interface {
+	Evaluate(ctx context.Context, input []byte) (abi.GateOutput, error)
+	Describe(ctx context.Context) ([]byte, error)
+	Dead() bool
+	Close(ctx context.Context)
+}
+
+type gateKey struct{ module, config string }
+
+type gateEntry struct {
+	once sync.Once
+	gate *Gate
+	err  error
+}
+
+// Gate is a module bound to one configuration, with a bounded pool of
+// configured instances. It is safe for concurrent use and lives as long as
+// its Host.
+type Gate struct {
+	host         *Host
+	module       *Module
+	configDigest string
+	pool         *pool.Pool[instance]
+}
+
+// Gate returns the gate of module m with configJSON (nil or empty means
+// none: gate_configure receives {}). The same (module digest, configuration)
+// returns the same *Gate, sharing one pool. One instance is created and
+// configured before Gate returns, so a refused configuration (a
+// *GuestError with CodeConfigRejected) or a module that cannot start is
+// reported here. Invalid JSON is ErrBadGateConfig.
+//
+// The configuration is identified by the sha256 of its compact JSON;
+// callers that want equal configurations to share a pool pass canonical
+// JSON.
+func (h *Host) Gate(ctx context.Context, m *Module, configJSON []byte) (*Gate, error) {
+	if h.closed.Load() {
+		return nil, ErrClosed
+	}
+	if m == nil || m.host != h {
+		return nil, ErrForeignModule
+	}
+	config, err := normalizeConfig(configJSON)
+	if err != nil {
+		return nil, err
+	}
+	if !m.Configurable() && !bytes.Equal(config, []byte("{}")) && !bytes.Equal(config, []byte("null")) {
+		return nil, &GuestError{Code: CodeMissingExport, Op: "configure", Digest: m.digest,
+			reason: "a configuration was given but the module exports no gate_configure"}
+	}
+	sum := sha256.Sum256(config)
+	key := gateKey{module: m.digest, config: hex.EncodeToString(sum[:])}
+
+	h.mu.Lock()
+	e, ok := h.gates[key]
+	if !ok {
+		e = &gateEntry{}
+		h.gates[key] = e
+	}
+	h.mu.Unlock()
+
+	e.once.Do(func() { e.gate, e.err = h.newGate(ctx, m, key.config, config) })
+	if e.err != nil {
+		h.mu.Lock()
+		if h.gates[key] == e { // let a later call try again
+			delete(h.gates, key)
+		}
+		h.mu.Unlock()
+		return nil, e.err
+	}
+	return e.gate, nil
+}
+
+func (h *Host) newGate(ctx context.Context, m *Module, configDigest string, config []byte) (*Gate, error) {
+	g := &Gate{host: h, module: m, configDigest: configDigest}
+	create := func(ctx context.Context) (instance, error) {
+		var inst instance
+		var err error
+		switch m.kind {
+		case KindExtism:
+			inst, err = m.extism.Instantiate(ctx, config)
+		default:
+			inst, err = native.Instantiate(ctx, h.rt, m.compiled, m.nativeEx, h.nativeParams(), config)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return inst, nil
+	}
+	g.pool = pool.New(h.cfg.poolSize, create, func(i instance) { i.Close(context.Background()) })
+	inst, err := g.pool.Get(ctx)
+	if err != nil {
+		g.pool.Close()
+		return nil, g.failure(err)
+	}
+	g.pool.Put(inst)
+	return g, nil
+}
+
+func normalizeConfig(raw []byte) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return []byte("{}"), nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, ErrBadGateConfig
+	}
+	return b.Bytes(), nil
+}
+
+// Module returns the gate's module.
+func (g *Gate) Module() *Module { return g.module }
+
+// ConfigDigest returns the hex sha256 of the gate's compact configuration.
+func (g *Gate) ConfigDigest() string { return g.configDigest }
+
+// Evaluate runs the gate on in. The host sets in.ABIVersion to the version
+// it speaks. On success err is nil. On any guest failure it returns a deny
+// with a stable reason code (and no guest text) and a *GuestError; the
+// failed instance is discarded. A host-side problem (ErrClosed) returns a
+// deny with CodeHostError and that error. ctx's deadline and cancellation
+// stop a running guest.
+func (g *Gate) Evaluate(ctx context.Context, in abi.GateInput) (abi.GateOutput, error) {
+	if g.host.closed.Load() {
+		return deny(CodeHostError), ErrClosed
+	}
+	in.ABIVersion = abi.Version
+	enc := wire.GetEncoder()
+	defer wire.PutEncoder(enc)
+	input, err := enc.Encode(&in)
+	if err != nil {
+		return deny(CodeHostError), err
+	}
+	inst, err := g.pool.Get(ctx)
+	if err != nil {
+		err = g.failure(err)
+		return DenyFor(err), err
+	}
+	out, err := inst.Evaluate(ctx, input)
+	if inst.Dead() {
+		g.pool.Discard(inst)
+	} else {
+		g.pool.Put(inst)
+	}
+	if err != nil {
+		err = g.failure(err)
+		return DenyFor(err), err
+	}
+	return out, nil
+}
+
+// Describe returns the module's self-description (gate_describe), and false
+// when it does not export one. It is informational only.
+func (g *Gate) Describe(ctx context.Context) (abi.Description, bool, error) {
+	var d abi.Description
+	inst, err := g.pool.Get(ctx)
+	if err != nil {
+		return d, false, g.failure(err)
+	}
+	raw, err := inst.Describe(ctx)
+	if inst.Dead() {
+		g.pool.Discard(inst)
+	} else {
+		g.pool.Put(inst)
+	}
+	if err != nil {
+		return d, false, g.failure(err)
+	}
+	if raw == nil {
+		return d, false, nil
+	}
+	if json.Unmarshal(raw, &d) != nil {
+		return d, false, &GuestError{Code: CodeBadOutput, Op: "describe", Digest: g.module.digest, reason: "description is not JSON"}
+	}
+	return d, true, nil
+}
+
+// failure turns an internal error into what Evaluate returns.
+func (g *Gate) failure(err error) error {
+	if g.host.closed.Load() {
+		return ErrClosed
+	}
+	if _, ok := fault.As(err); ok {
+		return guestError(err, g.module.digest)
+	}
+	switch {
+	case errors.Is(err, pool.ErrClosed):
+		return ErrClosed
+	case errors.Is(err, context.DeadlineExceeded): // waited for an instance past the deadline
+		return &GuestError{Code: CodeTimeout, Op: "wait", Digest: g.module.digest, cause: context.DeadlineExceeded}
+	case errors.Is(err, context.Canceled):
+		return &GuestError{Code: CodeCanceled, Op: "wait", Digest: g.module.digest, cause: context.Canceled}
+	}
+	return err
+}

@@ -1,0 +1,213 @@
+// Package extismrt runs gate modules built with an Extism PDK through
+// Extism's Go SDK, with the host's limits: the same memory cap (through the
+// same allocator), deadline, empty sandbox and containment as native gates.
+package extismrt
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/host/internal/fault"
+	"github.com/govhost/govhost/host/internal/memcap"
+	"github.com/govhost/govhost/host/internal/wire"
+)
+
+// Params are the limits of every instance.
+type Params struct {
+	MemoryLimitPages uint32
+	CallTimeout      time.Duration
+	MaxOutputBytes   int
+}
+
+// Exports says which gate functions a checked Extism module provides.
+type Exports struct {
+	Configure, Describe bool
+}
+
+// Check verifies the Extism gate convention on a module compiled by the
+// host: gate_evaluate (and optional gate_configure, gate_describe) as
+// Extism functions () -> i32 or () -> ().
+func Check(cm wazero.CompiledModule) (Exports, error) {
+	var ex Exports
+	fns := cm.ExportedFunctions()
+	ok := func(name string) (bool, error) {
+		def, found := fns[name]
+		if !found {
+			return false, nil
+		}
+		if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) > 1 ||
+			(len(def.ResultTypes()) == 1 && def.ResultTypes()[0] != api.ValueTypeI32) {
+			return false, fault.New(fault.MissingExport, "load", "export "+name+" is not an Extism function")
+		}
+		return true, nil
+	}
+	found, err := ok(abi.ExportEvaluate)
+	if err != nil {
+		return ex, err
+	}
+	if !found {
+		return ex, fault.New(fault.MissingExport, "load", "missing export "+abi.ExportEvaluate)
+	}
+	if ex.Configure, err = ok(abi.ExportConfigure); err != nil {
+		return ex, err
+	}
+	if ex.Describe, err = ok(abi.ExportDescribe); err != nil {
+		return ex, err
+	}
+	return ex, nil
+}
+
+// Compiled is an Extism module compiled once, instantiated per pool slot.
+type Compiled struct {
+	plugin *extism.CompiledPlugin
+	ex     Exports
+	p      Params
+}
+
+// Compile compiles wasm with the host's runtime configuration (and so its
+// compilation cache). The digest was checked by the caller.
+func Compile(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig, ex Exports, p Params) (*Compiled, error) {
+	manifest := extism.Manifest{
+		Wasm: []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
+		// NB: no allowed hosts, no allowed paths, no config map: the guest
+		// gets no network, no files and no host data. The timeout is ours.
+	}
+	cp, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+		RuntimeConfig: rc,
+		EnableWasi:    true,
+	}, nil)
+	if err != nil {
+		return nil, fault.New(fault.BadImport, "load", "the Extism runtime refused the module")
+	}
+	return &Compiled{plugin: cp, ex: ex, p: p}, nil
+}
+
+// Close releases the compiled plugin and its runtime.
+func (c *Compiled) Close(ctx context.Context) error { return c.plugin.Close(ctx) }
+
+// Instance is one Extism plugin instance. Not safe for concurrent use.
+type Instance struct {
+	c       *Compiled
+	plugin  *extism.Plugin
+	tracker memcap.Tracker
+	dead    bool
+}
+
+// Instantiate creates and configures an instance.
+func (c *Compiled) Instantiate(ctx context.Context, config []byte) (*Instance, error) {
+	inst := &Instance{c: c}
+	actx := experimental.WithMemoryAllocator(ctx, memcap.Allocator(uint64(c.p.MemoryLimitPages)*65536, &inst.tracker))
+	// The default module config: no FS, env, args or stdio; fake clocks and
+	// a deterministic random source.
+	pl, err := c.plugin.Instance(actx, extism.PluginInstanceConfig{ModuleConfig: wazero.NewModuleConfig()})
+	if err != nil {
+		if inst.tracker.Hit() {
+			return nil, fault.FromCode(fault.MemoryLimit, "instantiate")
+		}
+		return nil, fault.New(fault.Trap, "instantiate", "instantiation failed")
+	}
+	pl.SetLogger(func(extism.LogLevel, string) {}) // guest text is never shown
+	pl.Timeout = c.p.CallTimeout
+	inst.plugin = pl
+	if c.ex.Configure {
+		rc, _, err := inst.call(ctx, "configure", abi.ExportConfigure, config)
+		if err != nil {
+			inst.Close(ctx)
+			return nil, err
+		}
+		if rc != abi.ConfigureOK {
+			inst.Close(ctx)
+			return nil, fault.New(fault.ConfigRejected, "configure", "gate_configure refused the configuration")
+		}
+	}
+	return inst, nil
+}
+
+// Dead reports whether the instance must not be used again.
+func (i *Instance) Dead() bool { return i.dead }
+
+// Evaluate calls gate_evaluate with input and decodes the answer.
+func (i *Instance) Evaluate(ctx context.Context, input []byte) (abi.GateOutput, error) {
+	rc, out, err := i.call(ctx, "evaluate", abi.ExportEvaluate, input)
+	if err != nil {
+		return abi.GateOutput{}, err
+	}
+	if rc != 0 {
+		i.dead = true
+		return abi.GateOutput{}, fault.New(fault.Trap, "evaluate", "the Extism function returned a non-zero code")
+	}
+	o, err := wire.DecodeOutput(out, i.c.p.MaxOutputBytes)
+	if err != nil {
+		i.dead = true
+	}
+	return o, err
+}
+
+// Describe calls gate_describe, if exported.
+func (i *Instance) Describe(ctx context.Context) ([]byte, error) {
+	if !i.c.ex.Describe {
+		return nil, nil
+	}
+	rc, out, err := i.call(ctx, "describe", abi.ExportDescribe, nil)
+	if err != nil {
+		return nil, err
+	}
+	if rc != 0 {
+		return nil, fault.New(fault.Trap, "describe", "the Extism function returned a non-zero code")
+	}
+	if len(out) > i.c.p.MaxOutputBytes {
+		return nil, fault.New(fault.OutputTooLarge, "describe", "description exceeds the host's cap")
+	}
+	return out, nil
+}
+
+// Close releases the instance.
+func (i *Instance) Close(ctx context.Context) {
+	i.dead = true
+	_ = i.plugin.Close(ctx)
+}
+
+func (i *Instance) call(ctx context.Context, op, name string, input []byte) (uint32, []byte, error) {
+	if i.dead {
+		return 0, nil, fault.New(fault.Trap, op, "instance already failed")
+	}
+	i.tracker.Reset()
+	rc, out, err := i.plugin.CallWithContext(ctx, name, input)
+	if err != nil {
+		i.dead = true
+		return rc, nil, classify(ctx, op, err, &i.tracker)
+	}
+	return rc, out, nil
+}
+
+// classify maps a failed call to a reason code; err's text (which may carry
+// the guest's own error message) is dropped.
+func classify(ctx context.Context, op string, err error, t *memcap.Tracker) *fault.Error {
+	if t.Hit() {
+		return fault.FromCode(fault.MemoryLimit, op)
+	}
+	var ee *sys.ExitError
+	if errors.As(err, &ee) {
+		switch ee.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return fault.FromCode(fault.Timeout, op)
+		case sys.ExitCodeContextCanceled:
+			return fault.FromCode(fault.Canceled, op)
+		}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fault.FromCode(fault.Timeout, op)
+	case ctx.Err() != nil:
+		return fault.FromCode(fault.Canceled, op)
+	}
+	return fault.New(fault.Trap, op, "the guest trapped, exited or reported an error")
+}

@@ -1,0 +1,70 @@
+// Package fault names the ways a guest can fail and carries them from the
+// runtimes to the host's public GuestError. It never holds text produced by
+// a guest.
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Reason codes of guest failures (abi/README.md §6).
+const (
+	Trap           = "gate.trap"
+	Timeout        = "gate.timeout"
+	Canceled       = "gate.canceled"
+	MemoryLimit    = "gate.memory_limit"
+	MissingExport  = "gate.missing_export"
+	ABIVersion     = "gate.abi_version"
+	BadImport      = "gate.bad_import"
+	Alloc          = "gate.alloc"
+	ConfigRejected = "gate.config_rejected"
+	BadOutput      = "gate.bad_output"
+	OutputTooLarge = "gate.output_too_large"
+	BadDecision    = "gate.bad_decision"
+)
+
+// Error is a guest failure: a stable code, the step that failed and a
+// host-side description. Cause is context.DeadlineExceeded or
+// context.Canceled for timeouts and cancellations, nil otherwise: wazero's
+// trap messages carry guest-chosen names and are deliberately dropped.
+type Error struct {
+	Code   string
+	Op     string // "instantiate", "configure", "evaluate", "load", ...
+	Reason string // host-written, never guest text
+	Cause  error
+}
+
+func (e *Error) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("%s during %s: %s", e.Code, e.Op, e.Reason)
+	}
+	return fmt.Sprintf("%s during %s", e.Code, e.Op)
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// New returns an Error with a host-written reason.
+func New(code, op, reason string) *Error {
+	return &Error{Code: code, Op: op, Reason: reason}
+}
+
+// FromCode maps a code to its sanitised cause.
+func FromCode(code, op string) *Error {
+	e := &Error{Code: code, Op: op}
+	switch code {
+	case Timeout:
+		e.Cause = context.DeadlineExceeded
+	case Canceled:
+		e.Cause = context.Canceled
+	}
+	return e
+}
+
+// As reports whether err is (or wraps) an *Error.
+func As(err error) (*Error, bool) {
+	var fe *Error
+	ok := errors.As(err, &fe)
+	return fe, ok
+}

@@ -1,0 +1,99 @@
+// Package pool is a bounded pool of single-threaded guest instances. At most
+// size instances exist at once; they are created lazily, reused while
+// healthy and destroyed when discarded.
+package pool
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+)
+
+// ErrClosed is returned by Get after Close.
+var ErrClosed = errors.New("pool: closed")
+
+// Pool holds up to size instances of T. Get, Put and Discard may be called
+// concurrently.
+type Pool[T any] struct {
+	idle    chan T
+	slots   chan struct{} // one token per live (or being created) instance
+	create  func(context.Context) (T, error)
+	destroy func(T)
+	closed  atomic.Bool
+	done    chan struct{}
+}
+
+// New returns a pool of at most size instances made by create and released
+// by destroy.
+func New[T any](size int, create func(context.Context) (T, error), destroy func(T)) *Pool[T] {
+	size = max(size, 1)
+	return &Pool[T]{
+		idle:    make(chan T, size),
+		slots:   make(chan struct{}, size),
+		create:  create,
+		destroy: destroy,
+		done:    make(chan struct{}),
+	}
+}
+
+// Get returns an idle instance, creates one when fewer than size exist, or
+// waits for one to be returned until ctx is done.
+func (p *Pool[T]) Get(ctx context.Context) (T, error) {
+	var zero T
+	if p.closed.Load() {
+		return zero, ErrClosed
+	}
+	select {
+	case v := <-p.idle:
+		return v, nil
+	default:
+	}
+	select {
+	case v := <-p.idle:
+		return v, nil
+	case p.slots <- struct{}{}:
+		v, err := p.create(ctx)
+		if err != nil {
+			<-p.slots
+			return zero, err
+		}
+		return v, nil
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case <-p.done:
+		return zero, ErrClosed
+	}
+}
+
+// Put returns a healthy instance for reuse.
+func (p *Pool[T]) Put(v T) {
+	if p.closed.Load() {
+		p.Discard(v)
+		return
+	}
+	// NB: never blocks: at most size instances exist and idle holds size.
+	p.idle <- v
+}
+
+// Discard destroys an instance that must not be reused and frees its slot.
+func (p *Pool[T]) Discard(v T) {
+	p.destroy(v)
+	<-p.slots
+}
+
+// Close destroys the idle instances; instances in use are destroyed when
+// they are put back. Get fails with ErrClosed afterwards.
+func (p *Pool[T]) Close() {
+	if p.closed.Swap(true) {
+		return
+	}
+	close(p.done)
+	for {
+		select {
+		case v := <-p.idle:
+			p.Discard(v)
+		default:
+			return
+		}
+	}
+}

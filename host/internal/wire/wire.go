@@ -1,0 +1,80 @@
+// Package wire encodes GateInput documents for guests and decodes and
+// checks the GateOutput documents they answer with.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/host/internal/fault"
+)
+
+// Encoder is a reusable GateInput encoder. Not safe for concurrent use; get
+// one from GetEncoder.
+type Encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &Encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// GetEncoder returns an encoder from a process-wide pool; PutEncoder it
+// when the bytes it returned are no longer used.
+func GetEncoder() *Encoder { return encoders.Get().(*Encoder) }
+
+// PutEncoder returns e to the pool.
+func PutEncoder(e *Encoder) {
+	if e.buf.Cap() > 1<<20 {
+		return // do not keep huge buffers alive
+	}
+	encoders.Put(e)
+}
+
+// Encode returns the JSON of in (with a trailing newline, which JSON
+// readers ignore). The bytes are valid until the next Encode or PutEncoder.
+func (e *Encoder) Encode(in *abi.GateInput) ([]byte, error) {
+	e.buf.Reset()
+	if err := e.enc.Encode(in); err != nil {
+		return nil, err
+	}
+	return e.buf.Bytes(), nil
+}
+
+// DecodeOutput decodes and checks a guest's answer. b may be a view of
+// guest memory: nothing of it is retained. The error is a guest failure
+// with a stable code and no guest text.
+func DecodeOutput(b []byte, maxLen int) (abi.GateOutput, error) {
+	var out abi.GateOutput
+	if len(b) > maxLen {
+		return out, fault.New(fault.OutputTooLarge, "evaluate", "output exceeds the host's cap")
+	}
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return out, fault.New(fault.BadOutput, "evaluate", "output is not a JSON object")
+	}
+	if !utf8.Valid(b) {
+		return out, fault.New(fault.BadOutput, "evaluate", "output is not UTF-8")
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return abi.GateOutput{}, fault.New(fault.BadOutput, "evaluate", "output is not a GateOutput JSON document")
+	}
+	switch err := out.Validate(); err {
+	case nil:
+	case abi.ErrBadDecision:
+		return abi.GateOutput{}, fault.New(fault.BadDecision, "evaluate", "decision outside the closed set")
+	default:
+		return abi.GateOutput{}, fault.New(fault.BadOutput, "evaluate", err.Error())
+	}
+	if bytes.Equal(bytes.TrimSpace(out.Arguments), []byte("null")) {
+		out.Arguments = nil
+	}
+	return out, nil
+}

@@ -1,0 +1,101 @@
+package host
+
+import (
+	"context"
+	"sort"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/host/internal/extismrt"
+	"github.com/govhost/govhost/host/internal/fault"
+	"github.com/govhost/govhost/host/internal/native"
+)
+
+// Kind is the guest ABI a module follows.
+type Kind string
+
+const (
+	// KindNative is govhost's gate ABI v1, called directly through wazero.
+	KindNative Kind = "native"
+	// KindExtism is a module built with an Extism PDK, run through Extism's
+	// Go SDK.
+	KindExtism Kind = "extism"
+)
+
+// Module is a compiled gate module pinned to its digest. It is owned by the
+// Host that loaded it and valid until that Host is closed.
+type Module struct {
+	host     *Host
+	digest   string
+	kind     Kind
+	size     int
+	exports  []string
+	compiled wazero.CompiledModule // native
+	nativeEx native.Exports
+	extism   *extismrt.Compiled // extism
+	extismEx extismrt.Exports
+}
+
+// Digest returns the hex sha256 of the module's bytes.
+func (m *Module) Digest() string { return m.digest }
+
+// Kind returns the module's guest ABI.
+func (m *Module) Kind() Kind { return m.kind }
+
+// Size returns the module's size in bytes.
+func (m *Module) Size() int { return m.size }
+
+// Exports returns the names of the module's exported functions and
+// memories, sorted. The caller may modify the returned slice.
+func (m *Module) Exports() []string { return append([]string(nil), m.exports...) }
+
+// Configurable reports whether the module exports gate_configure, i.e.
+// whether it can be bound with a non-empty configuration.
+func (m *Module) Configurable() bool {
+	if m.kind == KindExtism {
+		return m.extismEx.Configure
+	}
+	return m.nativeEx.Configure
+}
+
+func (m *Module) close(ctx context.Context) {
+	if m.compiled != nil {
+		_ = m.compiled.Close(ctx)
+	}
+	if m.extism != nil {
+		_ = m.extism.Close(ctx)
+	}
+}
+
+// detectKind classifies a module by its imports: anything from
+// extism:host/env makes it an Extism module; otherwise only WASI is allowed.
+func detectKind(cm wazero.CompiledModule) (Kind, error) {
+	kind := KindNative
+	for _, f := range cm.ImportedFunctions() {
+		mod, _, _ := f.Import()
+		switch mod {
+		case abi.ImportModuleWASI:
+		case abi.ImportModuleExtism:
+			kind = KindExtism
+		default:
+			return "", fault.New(fault.BadImport, "load", "imports from a module the host does not provide")
+		}
+	}
+	if len(cm.ImportedMemories()) > 0 {
+		return "", fault.New(fault.BadImport, "load", "imports a memory")
+	}
+	return kind, nil
+}
+
+func exportNames(cm wazero.CompiledModule) []string {
+	var names []string
+	for name := range cm.ExportedFunctions() {
+		names = append(names, name)
+	}
+	for name := range cm.ExportedMemories() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,215 @@
+package pebblestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/governance"
+)
+
+// Append implements evidence.Store. It returns only once the record is
+// durable in the WAL. ctx is checked before the append starts; once the
+// batch is applied the append completes regardless of ctx, so a receipt
+// is never lost to a cancellation.
+func (s *Store) Append(ctx context.Context, r governance.EvidenceRecord) (governance.AppendReceipt, error) {
+	rcs, err := s.AppendBatch(ctx, []governance.EvidenceRecord{r})
+	if err != nil {
+		return governance.AppendReceipt{}, err
+	}
+	return rcs[0], nil
+}
+
+// AppendBatch implements evidence.BatchAppender: consecutive records of one
+// chain, committed in one Pebble batch (all or none) and durable on return.
+//
+// Checks run in evidence's documented order: every record's integrity
+// (before any lock), then duplicate record id and duplicate chain hash
+// against the store, then position against the chain's head.
+//
+// Group commit: the batch is applied (WAL buffer + memtable, no fsync)
+// under the chain lock, and the WAL sync is awaited after releasing it, so
+// appends to other chains, and the next append to this chain, share the
+// fsync. Appends to one chain stay strictly ordered because each is
+// checked against, and applied after, the previous one under the lock;
+// the WAL is a prefix on recovery, so a later record never survives
+// without an earlier one.
+func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, nil
+	}
+	chainID := records[0].ChainID
+	for _, r := range records {
+		if r.ChainID != chainID {
+			return nil, evidence.ErrBatchChains
+		}
+		if err := r.CheckIntegrity(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	if s.owned != nil {
+		if err := s.owned.ballast.check(); err != nil {
+			return nil, err
+		}
+	}
+
+	b, err := s.applyLocked(chainID, records)
+	if err != nil {
+		return nil, err
+	}
+	// NB: outside the chain lock. Other appenders apply meanwhile and one
+	// fsync covers them all.
+	err = b.SyncWait()
+	_ = b.Close()
+	if err != nil {
+		// The batch is in the memtable and maybe in the WAL on disk: its
+		// durability is unknown (fsyncgate), so nothing may be acknowledged
+		// on this store again. Reopening replays the WAL and decides.
+		s.fence(err)
+		return nil, fmt.Errorf("%w (durability unknown: %w)", s.writeError(err), ErrFenced)
+	}
+	receipts := make([]governance.AppendReceipt, len(records))
+	for i, r := range records {
+		receipts[i] = governance.ReceiptFor(r)
+	}
+	return receipts, nil
+}
+
+// applyLocked runs the compare-and-append under the chain's lock and
+// applies the batch without waiting for its sync. The caller must SyncWait
+// and Close the returned batch.
+func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceRecord) (*pebble.Batch, error) {
+	c := s.chain(chainID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	unlock := s.lockStripes(records)
+	defer unlock()
+
+	for _, r := range records {
+		found, err := s.has(recordIDKey(r.RecordID))
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			return nil, evidence.DuplicateID(r)
+		}
+		hk, _ := hashKey(r.ChainHash) // valid: CheckIntegrity passed
+		if found, err = s.has(hk); err != nil {
+			return nil, err
+		}
+		if found {
+			return nil, evidence.DuplicateHash(r)
+		}
+	}
+	if !c.loaded {
+		h, err := s.readHead(s.db, chainID)
+		if err != nil {
+			return nil, err
+		}
+		c.head, c.loaded = h, true
+	}
+	if err := checkPositions(c.head, records); err != nil {
+		return nil, err
+	}
+
+	b := s.db.NewBatch()
+	var buf []byte
+	for _, r := range records {
+		buf = encodeRecord(buf[:0], r)
+		hk, _ := hashKey(r.ChainHash)
+		loc := locator(chainID, r.Sequence)
+		// Batch.Set copies key and value, so buf can be reused.
+		_ = b.Set(recordKey(chainID, r.Sequence), buf, nil)
+		_ = b.Set(recordIDKey(r.RecordID), loc, nil)
+		_ = b.Set(hk, loc, nil)
+	}
+	last := records[len(records)-1].Head()
+	_ = b.Set(headKey(chainID), encodeHead(last), nil)
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		// Pebble fails here only before the batch entered the commit
+		// pipeline (a failing pipeline is fatal, see logger.go).
+		_ = b.Close()
+		return nil, s.writeError(err)
+	}
+	c.head = last // NB: only once the batch is applied
+	return b, nil
+}
+
+// checkPositions applies CheckBatch's in-batch rules without re-hashing
+// (integrity was checked before the lock).
+func checkPositions(head governance.ChainHead, records []governance.EvidenceRecord) error {
+	for i, r := range records {
+		for _, p := range records[:i] {
+			if p.RecordID == r.RecordID {
+				return evidence.DuplicateID(r)
+			}
+			if p.ChainHash == r.ChainHash {
+				return evidence.DuplicateHash(r)
+			}
+		}
+		if err := evidence.CheckPosition(head, r); err != nil {
+			return err
+		}
+		head = r.Head()
+	}
+	return nil
+}
+
+var stripeSeed = maphash.MakeSeed()
+
+// lockStripes locks the stripes of every record id and chain hash of the
+// batch in ascending order (no deadlock between batches) and returns the
+// unlock.
+func (s *Store) lockStripes(records []governance.EvidenceRecord) func() {
+	idx := make([]int, 0, 2*len(records))
+	for _, r := range records {
+		idx = append(idx,
+			int(maphash.Bytes(stripeSeed, r.RecordID[:])%uint64(len(s.stripes))),
+			int(maphash.String(stripeSeed, r.ChainHash)%uint64(len(s.stripes))))
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		s.stripes[i].Lock()
+	}
+	return func() {
+		for _, i := range idx {
+			s.stripes[i].Unlock()
+		}
+	}
+}
+
+func (s *Store) has(key []byte) (bool, error) {
+	_, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("pebblestore: read index: %w: %w", ErrIO, err)
+	}
+	_ = closer.Close()
+	return true, nil
+}
+
+// writeError classifies a failed write: a full disk as ErrDiskFull,
+// anything else as ErrIO.
+func (s *Store) writeError(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("pebblestore: append: %w: %w", ErrDiskFull, err)
+	}
+	return fmt.Errorf("pebblestore: append: %w: %w", ErrIO, err)
+}

@@ -1,0 +1,64 @@
+// Package pebblestore is the durable evidence.Store of ADR-0087 D3 on
+// Pebble (github.com/cockroachdb/pebble/v2): compare-and-append in one
+// atomic batch, group-committed WAL syncs, a persisted head per chain, and
+// a streaming Verify over a snapshot. It passes evidence/storetest
+// unchanged.
+//
+// It owns the keys starting with "e/" of its Pebble DB and nothing else:
+// Open gives it a directory of its own; New shares a DB opened by someone
+// else (the policy store keeps "p/" beside it). It does not own the record
+// model, the hashing or the verification rules (package governance and
+// evidence.Verifier), nor any policy data.
+//
+// # Key layout
+//
+//	e/v                          format marker "govhost-evidence-pebble/1"
+//	e/r <chain:16> <seq:8 BE>    record value (codec.go)
+//	e/h <chain:16>               head: <seq:8 BE> <chain hash hex>
+//	e/i <record id:16>           <chain:16> <seq:8 BE>  (duplicate-id index)
+//	e/c <chain hash:32 raw>      <chain:16> <seq:8 BE>  (duplicate-hash index)
+//
+// Ids are raw UUID bytes and sequences big-endian, so one chain's records
+// are one contiguous key range in sequence order: Read and Verify are a
+// single bounded iteration. An append writes its records, both index
+// entries per record and the new head in one batch, so after any crash the
+// head, the indexes and the records agree; Open finds every head without a
+// scan.
+//
+// # Durability and group commit
+//
+// Append checks the record against the chain's cached head under a
+// per-chain lock, applies the batch with ApplyNoSyncWait (WAL buffer and
+// memtable, no fsync) still under the lock, then waits for the WAL sync
+// with SyncWait outside it. Concurrent appends, to any chain, share one
+// fsync; appends to one chain are applied in order, and the WAL recovers
+// as a prefix, so a chain is never left with a hole. Append returns only
+// once its record is durable. Reads see applied batches, which (as in
+// Pebble itself) may include a batch whose sync is still pending; only a
+// returned Append promises survival.
+//
+// # Failures: what a user sees
+//
+//   - A failed WAL write or sync reported to SyncWait: that Append returns
+//     an error matching ErrIO (or ErrDiskFull) and ErrFenced; the record's
+//     durability is unknown (it sits in the WAL buffer and memtable), so
+//     the store fences itself: every later call returns ErrFenced. Close
+//     and reopen: WAL replay keeps every acknowledged record, and maybe the
+//     unacknowledged one, whole or not at all.
+//   - A fatal Pebble error (Pebble calls Logger.Fatalf: a failed commit
+//     pipeline, MANIFEST write or sync): the message is logged at Error on
+//     Options.Logger, the store is fenced, Options.OnFatal runs, then the
+//     goroutine panics with a *FatalError naming the directory. The process
+//     stops without acknowledging anything pending; a restart recovers.
+//   - A full disk: Open reserves Options.BallastSize bytes in a ballast
+//     file. On the first ENOSPC the ballast is deleted and the write
+//     retried (vfs.OnDiskFull), so that append succeeds; later appends
+//     return ErrDiskFull until the ballast can be re-created. Without room
+//     to release, ENOSPC fences the store (ErrDiskFull) or is fatal, as
+//     above.
+//   - A read failing during Verify is an error wrapping ErrIO, never a
+//     tamper result. A stored value that does not decode is tampering:
+//     CONTENT_MISMATCH (UNSUPPORTED_ALGORITHM for an unknown format byte).
+//   - Open: ErrLocked (directory held by another store), ErrForeignDirectory
+//     (files but no Pebble DB), ErrCorrupt, ErrUnsupportedFormat.
+package pebblestore

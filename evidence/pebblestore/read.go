@@ -1,0 +1,145 @@
+package pebblestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/governance"
+)
+
+// Reads (Read, Head, Verify) see every batch Pebble has applied, which
+// includes a batch whose Append is still waiting for its WAL sync: Pebble
+// publishes a batch before its fsync. Only a returned Append promises that
+// its record survives a crash.
+
+// Read implements evidence.Store. A stored value that does not decode is
+// an error wrapping ErrCorrupt (Verify reports it as CONTENT_MISMATCH).
+func (s *Store) Read(ctx context.Context, chainID uuid.UUID, afterSequence int64) ([]governance.EvidenceRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	lower, upper := chainBounds(chainID, afterSequence+1)
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: read chain %s: %w: %w", chainID, ErrIO, err)
+	}
+	out := []governance.EvidenceRecord{}
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			break // reported by it.Error below
+		}
+		r, _, err := decodeRecord(v)
+		if err != nil {
+			_ = it.Close()
+			return nil, fmt.Errorf("%w: chain %s record key %x: %w", ErrCorrupt, chainID, it.Key(), err)
+		}
+		out = append(out, r)
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("pebblestore: read chain %s: %w: %w", chainID, ErrIO, err)
+	}
+	return out, nil
+}
+
+// Head implements evidence.Store. It reads the persisted head: no scan.
+func (s *Store) Head(ctx context.Context, chainID uuid.UUID) (governance.ChainHead, error) {
+	if err := ctx.Err(); err != nil {
+		return governance.EmptyHead, err
+	}
+	if err := s.enter(); err != nil {
+		return governance.EmptyHead, err
+	}
+	defer s.closeMu.RUnlock()
+	return s.readHead(s.db, chainID)
+}
+
+func (s *Store) readHead(r pebble.Reader, chainID uuid.UUID) (governance.ChainHead, error) {
+	v, closer, err := r.Get(headKey(chainID))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return governance.EmptyHead, nil
+	}
+	if err != nil {
+		return governance.EmptyHead, fmt.Errorf("pebblestore: read head of %s: %w: %w", chainID, ErrIO, err)
+	}
+	h, err := decodeHead(v)
+	_ = closer.Close()
+	if err != nil {
+		return governance.EmptyHead, fmt.Errorf("%w: head of %s: %w", ErrCorrupt, chainID, err)
+	}
+	return h, nil
+}
+
+// Verify implements evidence.Store. It streams the chain from a Pebble
+// snapshot through evidence.Verifier: memory stays bounded by one record
+// whatever the chain's length, and appends that land meanwhile are not
+// seen. A value that does not decode is CONTENT_MISMATCH (or
+// UNSUPPORTED_ALGORITHM for an unknown format byte), naming the record id
+// it holds; a failed read is an error wrapping ErrIO, never a result.
+func (s *Store) Verify(ctx context.Context, chainID uuid.UUID, expectedHead string) (governance.VerificationResult, error) {
+	if err := ctx.Err(); err != nil {
+		return governance.VerificationResult{}, err
+	}
+	if err := s.enter(); err != nil {
+		return governance.VerificationResult{}, err
+	}
+	defer s.closeMu.RUnlock()
+
+	snap := s.db.NewSnapshot()
+	defer func() { _ = snap.Close() }()
+	lower, upper := chainBounds(chainID, 0)
+	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return governance.VerificationResult{}, fmt.Errorf("pebblestore: verify chain %s: %w: %w", chainID, ErrIO, err)
+	}
+	v := evidence.NewVerifier()
+	var (
+		verified governance.ChainHead
+		checked  int64
+		undec    *governance.VerificationResult
+	)
+	for ok := it.First(); ok; ok = it.Next() {
+		if checked&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				_ = it.Close()
+				return governance.VerificationResult{}, err
+			}
+		}
+		val, err := it.ValueAndErr()
+		if err != nil {
+			break // reported by it.Error below
+		}
+		r, id, err := decodeRecord(val)
+		if err != nil {
+			code := governance.ContentMismatch
+			if errors.Is(err, errUnknownCodec) {
+				code = governance.UnsupportedAlgorithm
+			}
+			undec = &governance.VerificationResult{
+				VerifiedHead: verified.Hash, CheckedRecords: checked,
+				FailureCode: code, FailedRecordID: id,
+			}
+			break
+		}
+		if !v.Add(r) {
+			break
+		}
+		verified, checked = r.Head(), checked+1
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return governance.VerificationResult{}, fmt.Errorf("pebblestore: verify chain %s: %w: %w", chainID, ErrIO, err)
+	}
+	if undec != nil {
+		return *undec, nil
+	}
+	return v.Result(expectedHead), nil
+}

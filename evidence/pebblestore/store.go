@@ -1,0 +1,177 @@
+package pebblestore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/governance"
+)
+
+var (
+	_ evidence.Store         = (*Store)(nil)
+	_ evidence.BatchAppender = (*Store)(nil)
+)
+
+// Store is a durable evidence.Store on Pebble. Every method is safe for
+// concurrent use; returned slices belong to the caller. Close it when done.
+type Store struct {
+	db    *pebble.DB
+	dir   string
+	log   *slog.Logger
+	owned *ownedDB // set by Open: the DB, lock and ballast Close releases
+
+	// closeMu is held shared by every operation and exclusively by Close,
+	// so Close waits for in-flight appends (including their WAL sync) and
+	// no operation reaches a closed Pebble DB (which panics).
+	closeMu sync.RWMutex
+	closed  bool
+
+	fenced atomic.Pointer[error]
+
+	mu     sync.Mutex // guards chains
+	chains map[uuid.UUID]*chainState
+
+	// stripes serialize the duplicate checks and the write of a record id
+	// or chain hash across chains. Lock order: chain lock, then stripes in
+	// ascending index order.
+	stripes [64]sync.Mutex
+}
+
+// chainState is the per-chain append lock and the cached head.
+type chainState struct {
+	mu     sync.Mutex
+	loaded bool
+	// head is the head of the last batch applied to Pebble (visible, maybe
+	// not yet synced). NB: it is updated only after ApplyNoSyncWait
+	// succeeded, and read only under mu.
+	head governance.ChainHead
+}
+
+type ownedDB struct {
+	lock    *pebble.Lock
+	ballast *ballast
+}
+
+// New returns a Store over an open Pebble DB it shares with other stores.
+// The store uses only keys starting with "e/" (see doc.go). The caller
+// keeps owning db: Close does not close it, and the caller must configure
+// db's Logger (Pebble's default exits the process on a fatal error) and any
+// disk-room reserve; opts.FS, BallastSize, CacheSize and MemTableSize are
+// ignored. Only one Store may use a DB at a time: the append locks and head
+// cache are per Store.
+func New(db *pebble.DB, opts Options) (*Store, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if db == nil {
+		return nil, errors.New("pebblestore: New needs a non-nil *pebble.DB")
+	}
+	s := &Store{db: db, log: opts.Logger, chains: make(map[uuid.UUID]*chainState)}
+	if err := s.checkFormat(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkFormat writes the format marker into an unused keyspace and refuses
+// an incompatible or unmarked one.
+func (s *Store) checkFormat() error {
+	v, closer, err := s.db.Get(formatKey)
+	switch {
+	case err == nil:
+		got := string(v)
+		_ = closer.Close()
+		if got != formatMarker {
+			return fmt.Errorf("%w: keyspace %q holds %q, this build reads %q", ErrUnsupportedFormat, keyPrefix, got, formatMarker)
+		}
+		return nil
+	case !errors.Is(err, pebble.ErrNotFound):
+		return fmt.Errorf("pebblestore: read format marker: %w: %w", ErrIO, err)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(keyPrefix), UpperBound: prefixEnd([]byte(keyPrefix))})
+	if err != nil {
+		return fmt.Errorf("pebblestore: scan keyspace: %w: %w", ErrIO, err)
+	}
+	used := it.First()
+	err = errors.Join(it.Error(), it.Close())
+	if err != nil {
+		return fmt.Errorf("pebblestore: scan keyspace: %w: %w", ErrIO, err)
+	}
+	if used {
+		return fmt.Errorf("%w: keys under %q but no format marker", ErrCorrupt, keyPrefix)
+	}
+	if err := s.db.Set(formatKey, []byte(formatMarker), pebble.Sync); err != nil {
+		return fmt.Errorf("pebblestore: write format marker: %w: %w", ErrIO, err)
+	}
+	return nil
+}
+
+// Close waits for in-flight operations, then closes the DB if Open opened
+// it. Later calls fail with ErrClosed. Close is idempotent.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.owned == nil {
+		return nil
+	}
+	err := s.db.Close()
+	if lerr := s.owned.lock.Close(); err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return fmt.Errorf("pebblestore: close %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// enter takes the shared close lock and refuses a closed or fenced store.
+// The caller must call s.closeMu.RUnlock when it returns nil.
+func (s *Store) enter() error {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return ErrClosed
+	}
+	if err := s.fencedErr(); err != nil {
+		s.closeMu.RUnlock()
+		return err
+	}
+	return nil
+}
+
+// fence stops the store after a failure that leaves durability unknown.
+func (s *Store) fence(cause error) {
+	if s.fenced.CompareAndSwap(nil, &cause) {
+		s.log.Error("pebblestore: store fenced; close and reopen to recover", slog.String("dir", s.dir), slog.Any("cause", cause))
+	}
+}
+
+func (s *Store) fencedErr() error {
+	if p := s.fenced.Load(); p != nil {
+		return fmt.Errorf("%w: %w", ErrFenced, *p)
+	}
+	return nil
+}
+
+func (s *Store) chain(id uuid.UUID) *chainState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chains[id]
+	if c == nil {
+		c = &chainState{}
+		s.chains[id] = c
+	}
+	return c
+}

@@ -1,0 +1,138 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/governance"
+)
+
+// ErrTaskClosed refuses a second Close, or an operation context asked of a
+// closed task.
+var ErrTaskClosed = errors.New("controller: task already closed")
+
+// TaskOptions opens a task boundary pinned to one exact policy version.
+type TaskOptions struct {
+	PolicyID  uuid.UUID
+	Version   string
+	Actor     *governance.ActorRef
+	SessionID uuid.NullUUID
+	BranchID  uuid.NullUUID
+}
+
+// Task is an open task boundary: one evidence chain, one policy pin. Its
+// operations get their contexts from Context. Close it exactly once; a task
+// never closed can never be certified (DESIGN.md "Task boundary facade").
+type Task struct {
+	ctl      *InvocationController
+	id       uuid.UUID
+	chain    uuid.UUID
+	pin      PolicyPin
+	digest   string
+	opts     TaskOptions
+	openedAt time.Time
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// OpenTask pins the exact, active policy version and opens a boundary with
+// a new task id and chain. Nothing is recorded until the first operation.
+func (c *InvocationController) OpenTask(ctx context.Context, opts TaskOptions) (*Task, error) {
+	snap, err := c.cfg.Policies.Get(ctx, opts.PolicyID, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	if !snap.IsActive() {
+		return nil, &governance.ValidationError{Field: "version", Reason: "policy version is not active"}
+	}
+	if opts.Actor != nil {
+		if err := opts.Actor.Validate(); err != nil {
+			return nil, err
+		}
+		a := *opts.Actor
+		opts.Actor = &a
+	}
+	return &Task{
+		ctl: c, id: uuid.New(), chain: uuid.New(), digest: snap.Digest(), opts: opts,
+		pin: PolicyPin{PolicyID: opts.PolicyID, Version: opts.Version}, openedAt: c.now().UTC().Truncate(time.Microsecond),
+	}, nil
+}
+
+// ID returns the task boundary id, stable from open.
+func (t *Task) ID() uuid.UUID { return t.id }
+
+// ChainID returns the task's evidence chain.
+func (t *Task) ChainID() uuid.UUID { return t.chain }
+
+// Pin returns the task's policy pin.
+func (t *Task) Pin() PolicyPin { return t.pin }
+
+// Context returns a fresh operation context for one call of toolID in this
+// task.
+func (t *Task) Context(toolID string) (governance.OperationContext, error) {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return governance.OperationContext{}, ErrTaskClosed
+	}
+	return governance.NewOperationContext(governance.OperationContext{
+		OperationID: uuid.New(), ChainID: t.chain, TaskBoundaryID: t.id,
+		SessionID: t.opts.SessionID, BranchID: t.opts.BranchID, Actor: t.opts.Actor,
+		ToolID: toolID, PolicyID: t.pin.PolicyID, PolicyVersion: t.pin.Version, PolicyDigest: t.digest,
+		StartedAt: t.ctl.now(),
+	})
+}
+
+// Close appends TASK_CLOSED once and returns the closed boundary, from
+// which a certificate can be minted. A second Close is ErrTaskClosed.
+func (t *Task) Close(ctx context.Context) (governance.ClosedTaskBoundary, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return governance.ClosedTaskBoundary{}, ErrTaskClosed
+	}
+	closedAt := t.ctl.now().UTC().Truncate(time.Microsecond)
+	b, err := governance.NewClosedTaskBoundary(governance.ClosedTaskBoundary{
+		TaskBoundaryID: t.id, ChainID: t.chain, PolicyID: t.pin.PolicyID, PolicyVersion: t.pin.Version,
+		OpenedAt: t.openedAt, ClosedAt: closedAt,
+	})
+	if err != nil {
+		return governance.ClosedTaskBoundary{}, err
+	}
+	_, err = t.ctl.appendRecords(context.WithoutCancel(ctx), t.chain, t.pin.PolicyID, t.pin.Version, recordSpec{
+		typ: governance.TaskClosed,
+		payload: map[string]any{
+			"task_boundary_id": t.id, "policy_digest": t.digest, "opened_at": b.OpenedAt, "closed_at": b.ClosedAt,
+		},
+	})
+	if err != nil {
+		return governance.ClosedTaskBoundary{}, &governance.GovernanceEvidenceError{Err: err}
+	}
+	t.closed = true
+	return b, nil
+}
+
+// RunTask opens a task, runs fn, and always closes the task, like Python's
+// `async with` (also when fn panics). It returns fn's error joined with any
+// close error.
+func RunTask(ctx context.Context, ctl *InvocationController, opts TaskOptions, fn func(*Task) error) (governance.ClosedTaskBoundary, error) {
+	t, err := ctl.OpenTask(ctx, opts)
+	if err != nil {
+		return governance.ClosedTaskBoundary{}, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_, _ = t.Close(ctx)
+			panic(p)
+		}
+	}()
+	runErr := fn(t)
+	b, closeErr := t.Close(ctx)
+	return b, errors.Join(runErr, closeErr)
+}

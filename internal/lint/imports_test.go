@@ -1,0 +1,111 @@
+package lint
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/govhost/govhost"
+
+// packageImports maps each package directory (relative to the module root)
+// to the imports of its non-test Go files.
+func packageImports(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	out := map[string]map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		if out[rel] == nil {
+			out[rel] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			out[rel][strings.Trim(imp.Path.Value, `"`)] = true
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+func within(dir, room string) bool { return dir == room || strings.HasPrefix(dir, room+string(os.PathSeparator)) }
+
+// TestImports_FollowTheRooms encodes DESIGN.md's arrows: governance and abi
+// import nothing of ours; evidence and policy only governance; only host
+// touches wazero or extism; only the Pebble stores touch pebble; the
+// controller never imports host; the SDK and plugins only abi and sdk.
+func TestImports_FollowTheRooms(t *testing.T) {
+	ours := func(imp string) (string, bool) {
+		if imp == module {
+			return ".", true
+		}
+		if strings.HasPrefix(imp, module+"/") {
+			return filepath.FromSlash(strings.TrimPrefix(imp, module+"/")), true
+		}
+		return "", false
+	}
+	allowed := map[string][]string{
+		"governance": {},
+		"abi":        {},
+		"evidence":   {"governance", "evidence"},
+		"policy":     {"governance", "policy"},
+		"sdk":        {"abi", "sdk"},
+		"plugins":    {"abi", "sdk", "plugins"},
+		"controller": {"governance", "evidence", "policy", "abi", "controller"},
+		"host":       {"abi", "governance", "host"},
+	}
+	pkgs := packageImports(t)
+	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {
+		require.Contains(t, pkgs, must, "the walk must see every room")
+	}
+	require.True(t, pkgs["controller"][module+"/governance"], "the walk reads real imports")
+	for dir, imports := range pkgs {
+		for imp := range imports {
+			if strings.Contains(imp, "tetratelabs/wazero") || strings.Contains(imp, "extism/go-sdk") {
+				require.True(t, within(dir, "host") || within(dir, "cmd"), "%s imports %s: only host runs Wasm", dir, imp)
+			}
+			if strings.Contains(imp, "cockroachdb/pebble") {
+				require.True(t, within(dir, filepath.Join("evidence", "pebblestore")) || within(dir, "policy") || within(dir, "cmd") || dir == ".",
+					"%s imports %s: only the Pebble stores and the assembly touch Pebble", dir, imp)
+			}
+			target, isOurs := ours(imp)
+			if !isOurs {
+				continue
+			}
+			for room, may := range allowed {
+				if !within(dir, room) {
+					continue
+				}
+				ok := false
+				for _, m := range may {
+					ok = ok || within(target, m)
+				}
+				require.True(t, ok, "%s (room %s) may not import %s", dir, room, imp)
+			}
+		}
+	}
+}

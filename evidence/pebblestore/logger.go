@@ -25,7 +25,7 @@ type pebbleLogger struct {
 }
 
 func (l *pebbleLogger) Infof(format string, args ...any) {
-	l.log.LogAttrs(context.Background(), slog.LevelInfo, fmt.Sprintf(format, args...), slog.String("component", "pebble"), slog.String("dir", l.dir))
+	l.log.LogAttrs(context.Background(), slog.LevelDebug, fmt.Sprintf(format, args...), slog.String("component", "pebble"), slog.String("dir", l.dir))
 }
 
 func (l *pebbleLogger) Errorf(format string, args ...any) {

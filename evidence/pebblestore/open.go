@@ -94,7 +94,8 @@ func openPebble(dir string, po *pebble.Options) (db *pebble.DB, err error) {
 	switch {
 	case err == nil:
 		return db, nil
-	case pebble.IsCorruptionError(err):
+	case pebble.IsCorruptionError(err), errors.Is(err, fs.ErrNotExist):
+		// A file the MANIFEST or a marker names is missing: corrupt too.
 		return nil, fmt.Errorf("%w: open %s: %w", ErrCorrupt, dir, err)
 	default:
 		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)

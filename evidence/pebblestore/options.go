@@ -18,7 +18,7 @@ type Options struct {
 	// inject vfs.NewMem or errorfs here.
 	FS vfs.FS
 
-	// Logger receives Pebble's messages (Infof at Info, Errorf and Fatalf
+	// Logger receives Pebble's messages (Infof at Debug: recovery chatter, Errorf and Fatalf
 	// at Error) and the store's own warnings. Default slog.Default().
 	Logger *slog.Logger
 

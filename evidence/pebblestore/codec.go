@@ -23,8 +23,9 @@ import (
 //	[57]      flags: bit 0 operation_id present, bit 1 supersedes_record_id present
 //	[58:74]   operation_id (zeros when absent)
 //	[74:90]   supersedes_record_id (zeros when absent)
-//	[90:98]   created_at Unix seconds, int64 big-endian
-//	[98:102]  created_at nanoseconds, uint32 big-endian
+//	[90:98]   created_at Unix microseconds, int64 big-endian (records are
+//	          UTC with microsecond precision; finer digits would be bytes
+//	          the chain hash does not cover)
 //	then uvarint length + bytes of: record_type, policy_version,
 //	hash_algorithm, previous_chain_hash ("" for genesis), payload_digest,
 //	chain_hash, payload_json
@@ -35,7 +36,7 @@ import (
 // value copied into a string all text fields share).
 const (
 	codecVersion  = 1
-	fixedLen      = 102
+	fixedLen      = 98
 	flagOperation = 1 << 0
 	flagSupersede = 1 << 1
 )
@@ -64,8 +65,7 @@ func encodeRecord(dst []byte, r governance.EvidenceRecord) []byte {
 		fixed[57] |= flagSupersede
 		copy(fixed[74:90], r.SupersedesRecordID.UUID[:])
 	}
-	binary.BigEndian.PutUint64(fixed[90:98], uint64(r.CreatedAt.Unix()))
-	binary.BigEndian.PutUint32(fixed[98:102], uint32(r.CreatedAt.Nanosecond()))
+	binary.BigEndian.PutUint64(fixed[90:98], uint64(r.CreatedAt.UnixMicro()))
 	dst = append(dst, fixed[:]...)
 	for _, s := range [...]string{
 		string(r.RecordType), r.PolicyVersion, r.HashAlgorithm, r.PreviousChainHash,
@@ -90,23 +90,18 @@ func decodeRecord(v []byte) (r governance.EvidenceRecord, id uuid.NullUUID, err 
 	if len(v) < fixedLen || v[57]&^(flagOperation|flagSupersede) != 0 {
 		return r, id, errMalformed
 	}
-	nanos := binary.BigEndian.Uint32(v[98:102])
-	if nanos >= 1e9 {
-		return r, id, errMalformed
-	}
 	copy(r.RecordID[:], v[1:17])
 	copy(r.ChainID[:], v[17:33])
 	r.Sequence = int64(binary.BigEndian.Uint64(v[33:41]))
 	copy(r.PolicyID[:], v[41:57])
-	if v[57]&flagOperation != 0 {
-		r.OperationID.Valid = true
-		copy(r.OperationID.UUID[:], v[58:74])
+	var ok bool
+	if r.OperationID, ok = optionalID(v[57]&flagOperation != 0, v[58:74]); !ok {
+		return governance.EvidenceRecord{}, id, errMalformed
 	}
-	if v[57]&flagSupersede != 0 {
-		r.SupersedesRecordID.Valid = true
-		copy(r.SupersedesRecordID.UUID[:], v[74:90])
+	if r.SupersedesRecordID, ok = optionalID(v[57]&flagSupersede != 0, v[74:90]); !ok {
+		return governance.EvidenceRecord{}, id, errMalformed
 	}
-	r.CreatedAt = time.Unix(int64(binary.BigEndian.Uint64(v[90:98])), int64(nanos)).UTC()
+	r.CreatedAt = time.UnixMicro(int64(binary.BigEndian.Uint64(v[90:98]))).UTC()
 
 	// One copy for all text fields; each field is a substring of it.
 	rest := string(v[fixedLen:])
@@ -126,6 +121,19 @@ func decodeRecord(v []byte) (r governance.EvidenceRecord, id uuid.NullUUID, err 
 	r.PolicyVersion, r.HashAlgorithm, r.PreviousChainHash = fields[1], fields[2], fields[3]
 	r.PayloadDigest, r.ChainHash, r.PayloadJSON = fields[4], fields[5], fields[6]
 	return r, id, nil
+}
+
+// optionalID decodes an optional id. NB: an absent id must be stored as
+// zeros, otherwise a flipped byte there would change nothing the verifier
+// hashes and go unnoticed.
+func optionalID(present bool, b []byte) (uuid.NullUUID, bool) {
+	var id uuid.NullUUID
+	copy(id.UUID[:], b)
+	if !present {
+		return uuid.NullUUID{}, id.UUID == uuid.Nil
+	}
+	id.Valid = true
+	return id, true
 }
 
 // Head value: sequence (int64 big-endian) then the chain hash.

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	govhost "github.com/govhost/govhost"
+)
+
+// fixtureFile writes an embedded fixture to a temporary file.
+func fixtureFile(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, govhost.Fixture(name), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPluginCheck_ValidGate(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "plugin", "check", fixtureFile(t, "toolgate.wasm"))
+	if code != exitOK {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"abi:      native, version 1", "gate_evaluate", "sha256:   ", "smoke:    bash", "result:   valid gate"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("missing %q in\n%s", want, stdout)
+		}
+	}
+}
+
+func TestPluginCheck_JSON(t *testing.T) {
+	p := fixtureFile(t, "toolgate.wasm")
+	code, stdout, _ := runCLI(t, "", "plugin", "check", "--json", "--config", `{"deny_tools":["bash"]}`, p)
+	if code != exitOK {
+		t.Fatalf("code %d: %s", code, stdout)
+	}
+	var rep pluginReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Valid || rep.Kind != "native" || rep.ABIVersion != 1 || len(rep.SHA256) != 64 || len(rep.Smoke) != len(smokeInputs) {
+		t.Fatalf("report %+v", rep)
+	}
+	if rep.Smoke[0].Decision != "deny" || rep.Smoke[0].ReasonCode != "toolgate.tool_denied" {
+		t.Fatalf("configuration not applied: %+v", rep.Smoke[0])
+	}
+}
+
+func TestPluginCheck_InvalidGates(t *testing.T) {
+	for fixture, code := range map[string]string{
+		"trap.wasm":           "gate.trap",
+		"missing_export.wasm": "gate.missing_export",
+		"wrong_version.wasm":  "gate.abi_version",
+		"garbage.wasm":        "gate.bad_output",
+	} {
+		t.Run(fixture, func(t *testing.T) {
+			status, stdout, _ := runCLI(t, "", "plugin", "check", "--json", "--timeout", "200ms", fixtureFile(t, fixture))
+			if status != exitInvalid {
+				t.Fatalf("status %d: %s", status, stdout)
+			}
+			var rep pluginReport
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Valid || rep.ReasonCode != code {
+				t.Fatalf("report %+v", rep)
+			}
+		})
+	}
+}
+
+func TestPluginCheck_DigestMismatch(t *testing.T) {
+	status, stdout, _ := runCLI(t, "", "plugin", "check", "--sha256", strings.Repeat("0", 64), fixtureFile(t, "allow.wasm"))
+	if status != exitInvalid || !strings.Contains(stdout, "does not match") {
+		t.Fatalf("status %d: %s", status, stdout)
+	}
+}
+
+func TestPluginCheck_Usage(t *testing.T) {
+	for _, args := range [][]string{
+		{"plugin"},
+		{"plugin", "inspect", "x.wasm"},
+		{"plugin", "check"},
+		{"plugin", "check", "a.wasm", "b.wasm"},
+		{"plugin", "check", filepath.Join(t.TempDir(), "missing.wasm")},
+		{"plugin", "check", "--config", "{", "x.wasm"},
+		{"plugin", "check", "--bogus", "x.wasm"},
+	} {
+		if status, _, _ := runCLI(t, "", args...); status != exitUsage {
+			t.Errorf("%v: status %d", args, status)
+		}
+	}
+}

@@ -56,7 +56,7 @@ type binding struct {
 
 // env is a governed manager over in-memory stores.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	store    evidence.Store
 	policies policy.Store
 	ctl      *controller.InvocationController
@@ -70,12 +70,12 @@ type env struct {
 
 type envOption func(*controller.Config)
 
-func newEnv(t *testing.T, bindings []binding, opts ...envOption) *env {
+func newEnv(t testing.TB, bindings []binding, opts ...envOption) *env {
 	t.Helper()
 	return newEnvWithStore(t, evidence.NewMemStore(), bindings, opts...)
 }
 
-func newEnvWithStore(t *testing.T, store evidence.Store, bindings []binding, opts ...envOption) *env {
+func newEnvWithStore(t testing.TB, store evidence.Store, bindings []binding, opts ...envOption) *env {
 	t.Helper()
 	ctx := context.Background()
 	gates := map[string]controller.Gate{}

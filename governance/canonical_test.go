@@ -169,3 +169,35 @@ func FuzzCanonical(f *testing.F) {
 		require.True(t, bytes.Equal(text, text2))
 	})
 }
+
+func TestCheckCanonical_Cases(t *testing.T) {
+	good := []string{`{}`, `[]`, `{"":6,"A":3,"_":4,"a":2,"aa":5,"b":1}`, `"\u0001\b\f\n\r\t\"\\"`, `-1`, `0`,
+		`{"e":2,"z":3,"é":1,"中":4,"￿":6,"🚀":5}`, `{"\u001f":1,"\"":2,"\\":3}`, `[1,"a",null,true,false,[2,[3]]]`, "\"\u007f\u2028<>&\""}
+	for _, s := range good {
+		require.NoError(t, governance.CheckCanonical([]byte(s)), s)
+	}
+	bad := []string{`{ }`, `{"b":1,"a":2}`, `{"a":1,"a":1}`, `1.5`, `1e3`, `-0`, `01`, `"\u00e9"`, `"\/"`, `"\u000a"`, `"\u001F"`,
+		"\"\x01\"", "\"\xff\"", `[1,]`, `{"a":1}x`, `tru`, `"abc`, ``, `{"a" :1}`, `[1, 2]`}
+	for _, s := range bad {
+		err := governance.CheckCanonical([]byte(s))
+		require.ErrorIs(t, err, governance.ErrNotCanonical, s)
+	}
+}
+
+// FuzzCheckCanonical: CheckCanonical accepts exactly the texts that are
+// their own canonical encoding.
+func FuzzCheckCanonical(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"x"],"b":{}}`, `{"b":1,"a":2}`, `"\u0001"`, `-0`, `{"\u001f":1,"\"":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := governance.CheckCanonical(data)
+		v, perr := governance.ParseJSON(data)
+		var fixed []byte
+		if perr == nil {
+			fixed, perr = governance.Canonical(v)
+		}
+		same := perr == nil && bytes.Equal(fixed, data)
+		require.Equal(t, same, err == nil, "input %q: check=%v canonical=%q", data, err, fixed)
+	})
+}

@@ -1,0 +1,35 @@
+package controller_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/controller"
+)
+
+// BenchmarkInvoke_FakeGates measures the controller's own overhead on the
+// in-memory store: three allowing Go gates, a no-op tool, five records a
+// call. The figure with the built-in Wasm gates is in the root package's
+// benchmarks.
+func BenchmarkInvoke_FakeGates(b *testing.B) {
+	e := newEnv(b, []binding{hard("a", noRecord{}), hard("b", noRecord{}), hard("c", noRecord{})})
+	op := e.opctx("bash")
+	call := controller.Call{Tool: "bash", Arguments: json.RawMessage(`{"command":"git status","timeout":30}`)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.m.Invoke(ctx, call, op); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// noRecord allows without keeping its inputs.
+type noRecord struct{}
+
+func (noRecord) Evaluate(context.Context, abi.GateInput) (abi.GateOutput, error) {
+	return abi.GateOutput{Decision: abi.DecisionAllow, ReasonCode: "ok"}, nil
+}

@@ -209,7 +209,9 @@ type PanicError struct {
 	Value any
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("controller: tool %s panicked: %v", e.Tool, e.Value) }
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("controller: tool %s panicked: %v", e.Tool, e.Value)
+}
 func (e *PanicError) Unwrap() error { return ErrCallablePanicked }
 
 func callProtected(ctx context.Context, toolID string, fn Func, args map[string]any) (res any, err error) {

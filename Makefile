@@ -24,7 +24,7 @@ fmt:
 # --- Wasm gates and fixtures (see testdata/README.md) -----------------------
 # Go guests: reproducible reactor modules built with the standard toolchain.
 WASM_GO = GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags=-buildid=
-WASM_OUT = testdata/wasm
+WASM_OUT = internal/wasmfixtures/wasm
 
 # plugins: the example gate (and, later, the built-in gates).
 plugins:

@@ -35,42 +35,48 @@ type Call struct {
 // ErrArgumentsNotObject refuses a call whose arguments are not a JSON object.
 var ErrArgumentsNotObject = errors.New("controller: tool arguments must be a JSON object")
 
-// arguments is the canonical copy the controller works on: parsed once,
-// encoded once, hashed once per version.
-type arguments struct {
-	value  map[string]any // numbers as json.Number
-	order  []string       // the caller's key order
-	text   []byte         // canonical JSON
-	digest string
+// Arguments is the canonical copy of a call's arguments that gates see:
+// parsed once, encoded once, hashed once per version. Build it with
+// ParseArguments; treat it as read-only.
+type Arguments struct {
+	// Value is the argument object, numbers as json.Number.
+	Value map[string]any
+	// Order lists the keys in the caller's order.
+	Order []string
+	// Canonical is the canonical JSON text (float literals, which evidence
+	// never holds, kept as written).
+	Canonical []byte
+	// Digest is the sha256 of Canonical.
+	Digest string
 }
 
 // parseArguments decodes the call's argument object, keeping the caller's
 // key order and exact numbers. Empty input means {}.
-func parseArguments(raw json.RawMessage) (arguments, error) {
+func ParseArguments(raw json.RawMessage) (Arguments, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	v, err := governance.ParseJSON(raw)
 	if err != nil {
-		return arguments{}, fmt.Errorf("controller: tool arguments: %w", err)
+		return Arguments{}, fmt.Errorf("controller: tool arguments: %w", err)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return arguments{}, ErrArgumentsNotObject
+		return Arguments{}, ErrArgumentsNotObject
 	}
 	order, err := keyOrder(raw)
 	if err != nil {
-		return arguments{}, err
+		return Arguments{}, err
 	}
 	return newArguments(obj, order)
 }
 
-func newArguments(obj map[string]any, order []string) (arguments, error) {
+func newArguments(obj map[string]any, order []string) (Arguments, error) {
 	text, err := canonicalArguments(obj)
 	if err != nil {
-		return arguments{}, err
+		return Arguments{}, err
 	}
-	return arguments{value: obj, order: order, text: text, digest: governance.SHA256Hex(text)}, nil
+	return Arguments{Value: obj, Order: order, Canonical: text, Digest: governance.SHA256Hex(text)}, nil
 }
 
 // canonicalArguments encodes arguments canonically. Arguments are transient,
@@ -136,18 +142,18 @@ func keyOrder(raw []byte) ([]string, error) {
 // withReplacement returns the arguments a transform gate produced, keeping
 // the previous key order for keys that remain and appending new ones
 // sorted.
-func (a arguments) withReplacement(raw json.RawMessage) (arguments, error) {
+func (a Arguments) withReplacement(raw json.RawMessage) (Arguments, error) {
 	v, err := governance.ParseJSON(raw)
 	if err != nil {
-		return arguments{}, err
+		return Arguments{}, err
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return arguments{}, ErrArgumentsNotObject
+		return Arguments{}, ErrArgumentsNotObject
 	}
 	order := make([]string, 0, len(obj))
 	kept := map[string]bool{}
-	for _, k := range a.order {
+	for _, k := range a.Order {
 		if _, ok := obj[k]; ok {
 			order = append(order, k)
 			kept[k] = true
@@ -165,9 +171,9 @@ func (a arguments) withReplacement(raw json.RawMessage) (arguments, error) {
 
 // fieldNames returns the argument names sorted: evidence records names,
 // never values.
-func (a arguments) fieldNames() []string {
-	names := make([]string, 0, len(a.value))
-	for k := range a.value {
+func (a Arguments) fieldNames() []string {
+	names := make([]string, 0, len(a.Value))
+	for k := range a.Value {
 		names = append(names, k)
 	}
 	sort.Strings(names)
@@ -176,9 +182,9 @@ func (a arguments) fieldNames() []string {
 
 // forCallable decodes the final arguments the way encoding/json would for
 // a Go tool: numbers as float64.
-func (a arguments) forCallable() (map[string]any, error) {
+func (a Arguments) forCallable() (map[string]any, error) {
 	var out map[string]any
-	if err := json.Unmarshal(a.text, &out); err != nil {
+	if err := json.Unmarshal(a.Canonical, &out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -15,7 +15,7 @@ type gateOutcome struct {
 	reason   string
 	message  string
 	// replaced holds the arguments a transform gate produced.
-	replaced *arguments
+	replaced *Arguments
 }
 
 // evaluate runs the applicable bindings once each in snapshot order, then,
@@ -57,7 +57,7 @@ func (op *operation) evaluate(gateCtx, ctx context.Context) (verdict, error) {
 // runBinding evaluates one binding, applies its level, records
 // GATE_EVALUATED, and says whether the operation is blocked.
 func (op *operation) runBinding(gateCtx, ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) (verdict, error) {
-	inDigest := op.args.digest
+	inDigest := op.args.Digest
 	start := time.Now()
 	out, extra := op.evaluateGate(gateCtx, b, phase)
 	payload := map[string]any{
@@ -82,8 +82,8 @@ func (op *operation) runBinding(gateCtx, ctx context.Context, b governance.Execu
 			}
 		}
 	}
-	if !blocked && out.replaced != nil && out.replaced.digest != inDigest {
-		payload["output_argument_digest"] = out.replaced.digest
+	if !blocked && out.replaced != nil && out.replaced.Digest != inDigest {
+		payload["output_argument_digest"] = out.replaced.Digest
 		op.args = *out.replaced
 	}
 	if err := op.record(ctx, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: payload}); err != nil {
@@ -108,8 +108,8 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	}
 	in := abi.GateInput{
 		ABIVersion: abi.Version, GateID: b.GateID(), Phase: phase, Tool: op.call.Tool,
-		Operation: op.call.Operation, Action: op.call.Action, Arguments: json.RawMessage(op.args.text),
-		ArgumentOrder: op.args.order, Cwd: op.call.Cwd, Paths: facts,
+		Operation: op.call.Operation, Action: op.call.Action, Arguments: json.RawMessage(op.args.Canonical),
+		ArgumentOrder: op.args.Order, Cwd: op.call.Cwd, Paths: facts,
 		Context: operationInfo(op.call, op.ctx),
 	}
 	out, err := gate.Evaluate(ctx, in)
@@ -150,7 +150,7 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: op.call.Action,
 		GateID: b.GateID(), ReasonCode: out.ReasonCode, Message: out.Message,
 		RunID: op.call.RunID, AgentName: op.call.AgentName, ToolCallID: op.call.ToolCallID,
-		Metadata: operationInfo(op.call, op.ctx).Metadata, Arguments: json.RawMessage(op.args.text),
+		Metadata: operationInfo(op.call, op.ctx).Metadata, Arguments: json.RawMessage(op.args.Canonical),
 	}
 	if op.ctx.Actor != nil {
 		req.Actor = &actor
@@ -181,9 +181,9 @@ func (op *operation) pathFacts() ([]abi.PathFact, error) {
 	if op.c.cfg.PathFacts == nil {
 		return nil, nil
 	}
-	if op.factsOf != op.args.digest {
-		op.facts, op.factsError = op.c.cfg.PathFacts(op.call.Cwd, op.args.value, op.args.order)
-		op.factsOf = op.args.digest
+	if op.factsOf != op.args.Digest {
+		op.facts, op.factsError = op.c.cfg.PathFacts(op.call.Cwd, op.args.Value, op.args.Order)
+		op.factsOf = op.args.Digest
 	}
 	return op.facts, op.factsError
 }

@@ -18,7 +18,7 @@ type operation struct {
 	call Call
 	ctx  governance.OperationContext
 	snap governance.PolicySnapshot
-	args arguments
+	args Arguments
 	// facts are the path facts of args, resolved once per argument version.
 	facts      []abi.PathFact
 	factsOf    string
@@ -51,7 +51,7 @@ func (op *operation) run(callerCtx context.Context) (any, error) {
 	if err := callerCtx.Err(); err != nil {
 		return nil, err
 	}
-	args, err := parseArguments(op.call.Arguments)
+	args, err := ParseArguments(op.call.Arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (op *operation) pinPolicy(ctx context.Context) string {
 
 func (op *operation) startedPayload() map[string]any {
 	p := map[string]any{
-		"tool_id": op.call.Tool, "argument_digest": op.args.digest, "fields": op.args.fieldNames(),
+		"tool_id": op.call.Tool, "argument_digest": op.args.Digest, "fields": op.args.fieldNames(),
 		"task_boundary_id": op.ctx.TaskBoundaryID,
 	}
 	if op.ctx.ParentOperationID.Valid {
@@ -151,7 +151,7 @@ func (op *operation) callTool(callerCtx, ctx context.Context) (any, error) {
 	dur := time.Since(start).Microseconds()
 	if callErr == nil {
 		err := op.record(ctx, recordSpec{typ: governance.CallableCompleted, operation: op.opID(), payload: map[string]any{
-			"tool_id": op.call.Tool, "argument_digest": op.args.digest, "duration_us": dur,
+			"tool_id": op.call.Tool, "argument_digest": op.args.Digest, "duration_us": dur,
 		}})
 		if err != nil {
 			return nil, op.evidenceError(err, true)
@@ -164,7 +164,7 @@ func (op *operation) callTool(callerCtx, ctx context.Context) (any, error) {
 		failure = "panic"
 	}
 	err = op.record(ctx, recordSpec{typ: governance.CallableFailed, operation: op.opID(), payload: map[string]any{
-		"tool_id": op.call.Tool, "argument_digest": op.args.digest, "duration_us": dur, "failure": failure,
+		"tool_id": op.call.Tool, "argument_digest": op.args.Digest, "duration_us": dur, "failure": failure,
 	}})
 	if err != nil {
 		return nil, &governance.OutcomeEvidenceError{OperationID: op.ctx.OperationID.String(), CallErr: callErr, StoreErr: err}

@@ -190,6 +190,19 @@ func (a Arguments) forCallable() (map[string]any, error) {
 	return out, nil
 }
 
+// NewGateInput is the input one gate sees for call: its canonical
+// arguments and path facts, tagged with the gate's id and phase. Context
+// carries the call's request fields; the controller adds the operation id
+// and actor.
+func NewGateInput(call Call, args Arguments, facts []abi.PathFact, gateID string, phase abi.Phase) abi.GateInput {
+	return abi.GateInput{
+		ABIVersion: abi.Version, GateID: gateID, Phase: phase, Tool: call.Tool,
+		Operation: call.Operation, Action: call.Action, Arguments: json.RawMessage(args.Canonical),
+		ArgumentOrder: args.Order, Cwd: call.Cwd, Paths: facts,
+		Context: abi.OperationInfo{RunID: call.RunID, AgentName: call.AgentName, ToolCallID: call.ToolCallID, Metadata: call.Metadata},
+	}
+}
+
 func operationInfo(call Call, opctx governance.OperationContext) abi.OperationInfo {
 	info := abi.OperationInfo{
 		OperationID: opctx.OperationID.String(),

@@ -106,12 +106,8 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	if err != nil {
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 	}
-	in := abi.GateInput{
-		ABIVersion: abi.Version, GateID: b.GateID(), Phase: phase, Tool: op.call.Tool,
-		Operation: op.call.Operation, Action: op.call.Action, Arguments: json.RawMessage(op.args.Canonical),
-		ArgumentOrder: op.args.Order, Cwd: op.call.Cwd, Paths: facts,
-		Context: operationInfo(op.call, op.ctx),
-	}
+	in := NewGateInput(op.call, op.args, facts, b.GateID(), phase)
+	in.Context = operationInfo(op.call, op.ctx)
 	out, err := gate.Evaluate(ctx, in)
 	if err != nil || ctx.Err() != nil {
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil

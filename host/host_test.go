@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	govhost "github.com/govhost/govhost"
+	"github.com/govhost/govhost/internal/wasmfixtures"
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host"
 )
@@ -47,7 +47,7 @@ func sharedHost(t testing.TB) *host.Host {
 
 func load(t testing.TB, h *host.Host, name string) *host.Module {
 	t.Helper()
-	m, err := h.Load(context.Background(), govhost.Fixture(name), host.AnyDigest)
+	m, err := h.Load(context.Background(), wasmfixtures.Bytes(name), host.AnyDigest)
 	require.NoError(t, err, name)
 	return m
 }
@@ -73,7 +73,7 @@ func TestMain(m *testing.M) {
 
 func TestHost_Load_Digest(t *testing.T) {
 	h := sharedHost(t)
-	wasm := govhost.Fixture("allow.wasm")
+	wasm := wasmfixtures.Bytes("allow.wasm")
 	ctx := context.Background()
 
 	_, err := h.Load(ctx, wasm, "")
@@ -211,7 +211,7 @@ func TestHost_Close(t *testing.T) {
 	out, err := g.Evaluate(ctx, input("x"))
 	require.ErrorIs(t, err, host.ErrClosed)
 	require.Equal(t, abi.DecisionDeny, out.Decision)
-	_, err = h.Load(ctx, govhost.Fixture("allow.wasm"), host.AnyDigest)
+	_, err = h.Load(ctx, wasmfixtures.Bytes("allow.wasm"), host.AnyDigest)
 	require.ErrorIs(t, err, host.ErrClosed)
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	govhost "github.com/govhost/govhost"
+	"github.com/govhost/govhost/internal/wasmfixtures"
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host"
 )
@@ -81,7 +81,7 @@ func hostileError(t *testing.T, h *host.Host, c hostileCase) error {
 	ctx := context.Background()
 	start := time.Now()
 	defer func() { require.Less(t, time.Since(start), time.Second, "a failure is contained quickly") }()
-	m, err := h.Load(ctx, govhost.Fixture(c.fixture), host.AnyDigest)
+	m, err := h.Load(ctx, wasmfixtures.Bytes(c.fixture), host.AnyDigest)
 	if c.at == "load" {
 		require.Error(t, err)
 		return err

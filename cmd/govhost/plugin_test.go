@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	govhost "github.com/govhost/govhost"
+	"github.com/govhost/govhost/internal/wasmfixtures"
 )
 
 // fixtureFile writes an embedded fixture to a temporary file.
 func fixtureFile(t *testing.T, name string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, govhost.Fixture(name), 0o644); err != nil {
+	if err := os.WriteFile(p, wasmfixtures.Bytes(name), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

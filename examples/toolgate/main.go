@@ -2,7 +2,7 @@
 // Go guest SDK. It is built into a Wasm module by `make plugins`:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath \
-//		-o testdata/wasm/toolgate.wasm ./examples/toolgate
+//		-o internal/wasmfixtures/wasm/toolgate.wasm ./examples/toolgate
 //
 // Configuration (all fields optional):
 //

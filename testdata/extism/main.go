@@ -15,7 +15,7 @@
 // go.mod):
 //
 //	cd testdata/extism && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared \
-//		-trimpath -ldflags=-buildid= -o ../wasm/extism_gate.wasm .
+//		-trimpath -ldflags=-buildid= -o ../../internal/wasmfixtures/wasm/extism_gate.wasm .
 package main
 
 import (

@@ -14,7 +14,7 @@
 // Built by `make fixtures`:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags=-buildid= \
-//		-o testdata/wasm/hostile_go.wasm ./testdata/go/hostile
+//		-o internal/wasmfixtures/wasm/hostile_go.wasm ./testdata/go/hostile
 package main
 
 import (

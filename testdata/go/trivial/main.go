@@ -7,7 +7,7 @@
 // Built by `make fixtures`:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags=-buildid= \
-//		-o testdata/wasm/trivial_go.wasm ./testdata/go/trivial
+//		-o internal/wasmfixtures/wasm/trivial_go.wasm ./testdata/go/trivial
 package main
 
 import (

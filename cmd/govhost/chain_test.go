@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-
 func lastHash(t *testing.T) string {
 	t.Helper()
 	data, err := os.ReadFile("testdata/chain.jsonl")

@@ -1,0 +1,275 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/policy"
+	"github.com/govhost/govhost/policy/internal/resolve"
+)
+
+// Put implements policy.Store.
+func (s *Store) Put(ctx context.Context, snap governance.PolicySnapshot) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := policy.CheckPut(snap); err != nil {
+		return err
+	}
+	value, err := snap.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("pebblestore: encode %s: %w", snap.Ref(), err)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	stored, found, err := s.read(snap.PolicyID(), snap.Version())
+	if err != nil {
+		return err
+	}
+	if found {
+		return policy.CheckRePut(stored, snap)
+	}
+	if err := s.db.Set(snapshotKey(snap.PolicyID(), snap.Version()), value, pebble.Sync); err != nil {
+		return fmt.Errorf("pebblestore: put %s: %w", snap.Ref(), err)
+	}
+	return nil
+}
+
+// read returns the stored snapshot, checked, and whether it exists.
+//
+// NB: each stored encoding is decoded and its digest recomputed once; the
+// result is kept with the exact bytes it came from, and every later read
+// compares the bytes now stored with those before reusing it. An edit made
+// on disk after the first read therefore fails the next read, as it would
+// without the cache; the cache only skips re-verifying identical bytes.
+func (s *Store) read(policyID uuid.UUID, version string) (governance.PolicySnapshot, bool, error) {
+	key := snapshotKey(policyID, version)
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return governance.PolicySnapshot{}, false, nil
+	}
+	if err != nil {
+		return governance.PolicySnapshot{}, false, fmt.Errorf("pebblestore: read %s@%s: %w", policyID, version, err)
+	}
+	defer closer.Close()
+	if c, ok := s.verified.Load(string(key)); ok && bytes.Equal(c.(*verifiedSnapshot).raw, v) {
+		return c.(*verifiedSnapshot).snap, true, nil
+	}
+	raw := append([]byte(nil), v...)
+	snap, err := decodeSnapshot(key, policyID, version, raw)
+	if err != nil {
+		s.verified.Delete(string(key))
+		return governance.PolicySnapshot{}, false, err
+	}
+	s.verified.Store(string(key), &verifiedSnapshot{raw: raw, snap: snap})
+	return snap, true, nil
+}
+
+// verifiedSnapshot is a decoded, digest-checked snapshot and the exact
+// stored bytes it was decoded from.
+type verifiedSnapshot struct {
+	raw  []byte
+	snap governance.PolicySnapshot
+}
+
+// decodeSnapshot decodes and checks a stored snapshot: digest recomputed,
+// stored under its own id and version.
+func decodeSnapshot(key []byte, policyID uuid.UUID, version string, v []byte) (governance.PolicySnapshot, error) {
+	ie := &policy.IntegrityError{Key: string(key), PolicyID: policyID.String(), Version: version}
+	var snap governance.PolicySnapshot
+	if err := json.Unmarshal(v, &snap); err != nil {
+		ie.Err = err
+		var ve *governance.ValidationError
+		if errors.As(err, &ve) {
+			ie.Field, ie.Reason = ve.Field, ve.Reason
+		} else {
+			ie.Field, ie.Reason = "policy_snapshot", err.Error()
+		}
+		return governance.PolicySnapshot{}, ie
+	}
+	switch {
+	case snap.PolicyID() != policyID:
+		ie.Field, ie.Reason = "policy_id", fmt.Sprintf("record of policy %s stored under %s", snap.PolicyID(), policyID)
+	case snap.Version() != version:
+		ie.Field, ie.Reason = "version", fmt.Sprintf("record of version %q stored under %q", snap.Version(), version)
+	default:
+		return snap, nil
+	}
+	return governance.PolicySnapshot{}, ie
+}
+
+// Get implements policy.Store.
+func (s *Store) Get(ctx context.Context, policyID uuid.UUID, version string) (governance.PolicySnapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	snap, found, err := s.read(policyID, version)
+	if err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	if !found {
+		return governance.PolicySnapshot{}, &governance.PolicyNotFoundError{PolicyID: policyID.String(), Version: version}
+	}
+	return snap, nil
+}
+
+// Activate implements policy.Store.
+func (s *Store) Activate(ctx context.Context, policyID uuid.UUID, version string, actor *governance.ActorRef, at time.Time) (governance.PolicySnapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	stored, err := s.Get(ctx, policyID, version)
+	if err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	active, err := policy.ActivateSnapshot(stored, s.avail, actor, at)
+	if err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	if stored.IsActive() {
+		return stored, nil
+	}
+	value, err := active.MarshalJSON()
+	if err != nil {
+		return governance.PolicySnapshot{}, fmt.Errorf("pebblestore: encode %s: %w", active.Ref(), err)
+	}
+	if err := s.db.Set(snapshotKey(policyID, version), value, pebble.Sync); err != nil {
+		return governance.PolicySnapshot{}, fmt.Errorf("pebblestore: activate %s: %w", active.Ref(), err)
+	}
+	return active, nil
+}
+
+// Bind implements policy.Store.
+func (s *Store) Bind(ctx context.Context, b governance.PolicyBinding) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	value, err := b.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("pebblestore: encode binding %s: %w", b.BindingID, err)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	key := bindingKey(b.BindingID)
+	v, err := get(s.db, key)
+	switch {
+	case err == nil:
+		stored, err := decodeBinding(key, v)
+		if err != nil {
+			return err
+		}
+		return policy.CheckReBind(stored, b)
+	case !errors.Is(err, pebble.ErrNotFound):
+		return fmt.Errorf("pebblestore: read binding %s: %w", b.BindingID, err)
+	}
+	target, found, err := s.read(b.PolicyID, b.PolicyVersion)
+	if err != nil {
+		return err
+	}
+	if err := policy.CheckBindTarget(b, target, found); err != nil {
+		return err
+	}
+	batch := s.db.NewBatch()
+	defer batch.Close()
+	if err := batch.Set(key, value, nil); err != nil {
+		return err
+	}
+	if err := batch.Set(labelKey(b), value, nil); err != nil {
+		return err
+	}
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("pebblestore: bind %s: %w", b.BindingID, err)
+	}
+	return nil
+}
+
+func decodeBinding(key, v []byte) (governance.PolicyBinding, error) {
+	var b governance.PolicyBinding
+	if err := json.Unmarshal(v, &b); err != nil {
+		ie := &policy.IntegrityError{Key: string(key), Field: "policy_binding", Reason: err.Error(), Err: err}
+		var ve *governance.ValidationError
+		if errors.As(err, &ve) {
+			ie.Field, ie.Reason = ve.Field, ve.Reason
+		}
+		return governance.PolicyBinding{}, ie
+	}
+	return b, nil
+}
+
+// Resolve implements policy.Store.
+func (s *Store) Resolve(ctx context.Context, role, resource string) (governance.PolicySnapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	// One iterator, re-bounded per scope: cheaper than one per scope.
+	var iter *pebble.Iterator
+	defer func() {
+		if iter != nil {
+			_ = iter.Close()
+		}
+	}()
+	lookup := func(_ context.Context, scope governance.PolicyScope, selector string) ([]governance.PolicyBinding, error) {
+		prefix := labelPrefix(scope, selector)
+		if iter == nil {
+			var err error
+			if iter, err = s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)}); err != nil {
+				return nil, fmt.Errorf("pebblestore: scan bindings: %w", err)
+			}
+		} else {
+			iter.SetBounds(prefix, prefixEnd(prefix))
+		}
+		return scanBindings(iter, prefix, scope, selector)
+	}
+	ref, err := resolve.Resolve(ctx, role, resource, lookup)
+	if err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	snap, err := s.Get(ctx, ref.PolicyID, ref.Version)
+	if err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	if !snap.IsActive() {
+		// NB: Bind refuses staged targets and activation is one-way, so a
+		// bound staged version means the stored release state was edited.
+		return governance.PolicySnapshot{}, &policy.IntegrityError{
+			Key: string(snapshotKey(ref.PolicyID, ref.Version)), PolicyID: ref.PolicyID.String(), Version: ref.Version,
+			Field: "release_state", Reason: "a bound version is not active",
+		}
+	}
+	return snap, nil
+}
+
+// scanBindings decodes the bindings iter holds under prefix, checking each
+// sits under its own key.
+func scanBindings(iter *pebble.Iterator, prefix []byte, scope governance.PolicyScope, selector string) ([]governance.PolicyBinding, error) {
+	var out []governance.PolicyBinding
+	for iter.First(); iter.Valid(); iter.Next() {
+		key := iter.Key()
+		b, err := decodeBinding(key, iter.Value())
+		if err == nil && (len(key) != len(prefix)+36 || string(key[len(prefix):]) != b.BindingID.String() ||
+			b.Scope != scope || b.Selector != selector) {
+			err = &policy.IntegrityError{Key: string(key), Field: "binding_id", Reason: "binding stored under another binding's key"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	if err := iter.Error(); err != nil {
+		return nil, fmt.Errorf("pebblestore: scan bindings: %w", err)
+	}
+	return out, nil
+}

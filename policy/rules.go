@@ -1,0 +1,128 @@
+package policy
+
+// The rules of the package doc as functions, so that every Store
+// implementation (memory, Pebble, later SQL) applies them identically.
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/govhost/govhost/governance"
+)
+
+// CheckPut returns the error Put gives s before looking at the store: s
+// must be a valid (digest recomputed) staged snapshot.
+func CheckPut(s governance.PolicySnapshot) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if s.ReleaseState() != governance.Staged {
+		return &governance.ValidationError{Field: "release_state", Reason: "Put accepts staged snapshots only; Activate is the only staged → active transition"}
+	}
+	return nil
+}
+
+// CheckActivation applies activation's checks to s, in evaluation order:
+// each binding's tool ids form a nonempty set, its gate id and order are
+// unique in the snapshot, and its adapter and module are available. A nil
+// avail makes every adapter and module unavailable (fail closed). It
+// returns the first failure as an *ActivationError, or nil.
+func CheckActivation(s governance.PolicySnapshot, avail Availability) error {
+	refuse := func(i int, field, reason string) error {
+		return &ActivationError{
+			PolicyID: s.PolicyID().String(), Version: s.Version(),
+			Field: "gate_bindings[" + strconv.Itoa(i) + "]." + field, Reason: reason,
+		}
+	}
+	gateAt := make(map[string]int, s.NumGateBindings())
+	orderAt := make(map[int]int, s.NumGateBindings())
+	for i := 0; i < s.NumGateBindings(); i++ {
+		b := s.GateBinding(i)
+		tools := b.ToolIDs()
+		if len(tools) == 0 {
+			return refuse(i, "tool_ids", "must be a nonempty set")
+		}
+		seen := make(map[string]bool, len(tools))
+		for j, id := range tools {
+			if seen[id] {
+				return refuse(i, "tool_ids["+strconv.Itoa(j)+"]", fmt.Sprintf("duplicate tool id %q", id))
+			}
+			seen[id] = true
+		}
+		if j, dup := gateAt[b.GateID()]; dup {
+			return refuse(i, "gate_id", fmt.Sprintf("duplicate gate id %q (also gate_bindings[%d])", b.GateID(), j))
+		}
+		gateAt[b.GateID()] = i
+		if j, dup := orderAt[b.Order()]; dup {
+			return refuse(i, "order", fmt.Sprintf("duplicate order %d (also gate_bindings[%d])", b.Order(), j))
+		}
+		orderAt[b.Order()] = i
+		if avail == nil {
+			return refuse(i, "adapter_id", fmt.Sprintf("adapter %q is not available (the store has no availability check)", b.AdapterID()))
+		}
+		if !avail.AdapterAvailable(b.AdapterID()) {
+			return refuse(i, "adapter_id", fmt.Sprintf("adapter %q is not available", b.AdapterID()))
+		}
+		if !avail.ModuleAvailable(b.ModuleDigest()) {
+			return refuse(i, "module_digest", fmt.Sprintf("module %s is not available", b.ModuleDigest()))
+		}
+	}
+	return nil
+}
+
+// CheckRePut is Put's answer when (policy_id, version) is already stored as
+// stored: nil when the digests match (idempotent), otherwise a
+// *governance.PolicyConflictError.
+func CheckRePut(stored, proposed governance.PolicySnapshot) error {
+	if stored.Digest() == proposed.Digest() {
+		return nil
+	}
+	return &governance.PolicyConflictError{
+		PolicyID: proposed.PolicyID().String(), Version: proposed.Version(),
+		StoredDigest: stored.Digest(), ProposedDigest: proposed.Digest(),
+	}
+}
+
+// ActivateSnapshot is Activate's decision for the stored snapshot s: s itself
+// when already active (idempotent), otherwise the active projection after
+// CheckActivation. at and actor are validated first, in every case.
+func ActivateSnapshot(s governance.PolicySnapshot, avail Availability, actor *governance.ActorRef, at time.Time) (governance.PolicySnapshot, error) {
+	if _, err := governance.NormalizeTime("activated_at", at); err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	if actor != nil {
+		if err := actor.Validate(); err != nil {
+			return governance.PolicySnapshot{}, &governance.ValidationError{Field: "activated_by", Reason: err.Error()}
+		}
+	}
+	if s.IsActive() {
+		return s, nil
+	}
+	if err := CheckActivation(s, avail); err != nil {
+		return governance.PolicySnapshot{}, err
+	}
+	return s.Activated(at, actor)
+}
+
+// CheckReBind is Bind's answer when b.BindingID is already stored as stored:
+// nil when equal, otherwise a *BindingConflictError.
+func CheckReBind(stored, b governance.PolicyBinding) error {
+	if stored == b {
+		return nil
+	}
+	return &BindingConflictError{BindingID: b.BindingID.String()}
+}
+
+// CheckBindTarget refuses a binding whose target version is missing
+// (found false: *governance.PolicyNotFoundError) or staged
+// (*NotActiveError).
+func CheckBindTarget(b governance.PolicyBinding, target governance.PolicySnapshot, found bool) error {
+	if !found {
+		return notFound(b.PolicyID, b.PolicyVersion)
+	}
+	if !target.IsActive() {
+		return &NotActiveError{PolicyID: b.PolicyID.String(), Version: b.PolicyVersion, Field: "policy_version"}
+	}
+	return nil
+}

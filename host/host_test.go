@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/govhost/govhost/internal/wasmfixtures"
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/internal/wasmfixtures"
 )
 
 // One host for the whole test binary: modules compile once, and the on-disk
@@ -223,4 +223,27 @@ func TestHost_Gate_ForeignModule(t *testing.T) {
 	m := load(t, other, "allow.wasm")
 	_, err = sharedHost(t).Gate(ctx, m, nil)
 	require.ErrorIs(t, err, host.ErrForeignModule)
+}
+
+// TestGate_Evaluate_CGate: a gate written in C from abi/README.md alone.
+func TestGate_Evaluate_CGate(t *testing.T) {
+	h := sharedHost(t)
+	ctx := context.Background()
+	g := gate(t, h, "c_gate.wasm", `{"deny_tool":"bash"}`)
+	out, err := g.Evaluate(ctx, input("bash"))
+	require.NoError(t, err)
+	require.Equal(t, abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: "cgate.tool_denied", MatchedRule: "deny_tool"}, out)
+	out, err = g.Evaluate(ctx, input("read"))
+	require.NoError(t, err)
+	require.Equal(t, "cgate.allowed", out.ReasonCode)
+
+	def := gate(t, h, "c_gate.wasm", "")
+	out, err = def.Evaluate(ctx, input("web_fetch"))
+	require.NoError(t, err)
+	require.Equal(t, "cgate.tool_denied", out.ReasonCode)
+
+	_, err = h.Gate(ctx, load(t, h, "c_gate.wasm"), []byte(`[1]`))
+	var ge *host.GuestError
+	require.ErrorAs(t, err, &ge)
+	require.Equal(t, host.CodeConfigRejected, ge.Code)
 }

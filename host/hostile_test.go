@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/govhost/govhost/internal/wasmfixtures"
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/internal/wasmfixtures"
 )
 
 // hostileCase is one misbehaving module and where its failure must show.

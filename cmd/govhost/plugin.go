@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,7 +16,17 @@ import (
 	"github.com/govhost/govhost/host"
 )
 
-const pluginUsage = "usage: govhost plugin check [--sha256 HEX] [--config JSON] [--json] FILE.wasm"
+const pluginUsage = "usage: govhost plugin check [--sha256 HEX] [--config JSON] [--json] [--cache-dir DIR] FILE.wasm"
+
+// defaultCacheDir is where `plugin check` keeps compiled modules between
+// runs: the user's cache directory, or none.
+func defaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "govhost", "wazero")
+}
 
 // smokeInputs are the built-in requests `plugin check` evaluates: any
 // verdict is fine, a guest failure is not.
@@ -69,6 +80,7 @@ func runPlugin(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "configuration JSON passed to gate_configure")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	timeout := fs.Duration("timeout", time.Second, "deadline of each guest call")
+	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compilation cache directory (empty: none)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
 	}
@@ -91,7 +103,8 @@ func runPlugin(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		expected = *digest
 	}
 
-	rep := checkPlugin(context.Background(), path, wasm, expected, []byte(*config), *timeout)
+	cfg := host.NewConfig().WithCallTimeout(*timeout).WithPoolSize(1).WithCompilationCacheDir(*cacheDir)
+	rep := checkPlugin(context.Background(), cfg, path, wasm, expected, []byte(*config))
 	if *asJSON {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintln(stdout, string(b))
@@ -104,7 +117,7 @@ func runPlugin(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func checkPlugin(ctx context.Context, path string, wasm []byte, expected string, config []byte, timeout time.Duration) pluginReport {
+func checkPlugin(ctx context.Context, cfg host.Config, path string, wasm []byte, expected string, config []byte) pluginReport {
 	rep := pluginReport{File: path, Size: len(wasm)}
 	fail := func(err error) pluginReport {
 		rep.Error = err.Error()
@@ -114,7 +127,7 @@ func checkPlugin(ctx context.Context, path string, wasm []byte, expected string,
 		}
 		return rep
 	}
-	h, err := host.New(ctx, host.NewConfig().WithCallTimeout(timeout).WithPoolSize(1))
+	h, err := host.New(ctx, cfg)
 	if err != nil {
 		return fail(err)
 	}

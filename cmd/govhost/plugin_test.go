@@ -10,6 +10,12 @@ import (
 	"github.com/govhost/govhost/internal/wasmfixtures"
 )
 
+// checkArgs are the arguments of `plugin check` in tests: a compilation
+// cache shared with the host tests, so the Go-built fixtures compile once.
+func checkArgs(args ...string) []string {
+	return append([]string{"plugin", "check", "--cache-dir", filepath.Join(os.TempDir(), "govhost-test-wazero-cache")}, args...)
+}
+
 // fixtureFile writes an embedded fixture to a temporary file.
 func fixtureFile(t *testing.T, name string) string {
 	t.Helper()
@@ -21,7 +27,7 @@ func fixtureFile(t *testing.T, name string) string {
 }
 
 func TestPluginCheck_ValidGate(t *testing.T) {
-	code, stdout, stderr := runCLI(t, "", "plugin", "check", fixtureFile(t, "toolgate.wasm"))
+	code, stdout, stderr := runCLI(t, "", checkArgs(fixtureFile(t, "toolgate.wasm"))...)
 	if code != exitOK {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -32,9 +38,26 @@ func TestPluginCheck_ValidGate(t *testing.T) {
 	}
 }
 
+// TestPluginCheck_CGate: the gate written in C from abi/README.md alone is
+// a valid gate.
+func TestPluginCheck_CGate(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", checkArgs("--config", `{"deny_tool":"bash"}`, fixtureFile(t, "c_gate.wasm"))...)
+	if code != exitOK || !strings.Contains(stdout, "bash   -> deny cgate.tool_denied") || !strings.Contains(stdout, "gate:     cgate 1.0.0") {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestPluginCheck_Extism: an Extism go-pdk module is reported as such.
+func TestPluginCheck_Extism(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", checkArgs(fixtureFile(t, "extism_gate.wasm"))...)
+	if code != exitOK || !strings.Contains(stdout, "abi:      extism") {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
 func TestPluginCheck_JSON(t *testing.T) {
 	p := fixtureFile(t, "toolgate.wasm")
-	code, stdout, _ := runCLI(t, "", "plugin", "check", "--json", "--config", `{"deny_tools":["bash"]}`, p)
+	code, stdout, _ := runCLI(t, "", checkArgs("--json", "--config", `{"deny_tools":["bash"]}`, p)...)
 	if code != exitOK {
 		t.Fatalf("code %d: %s", code, stdout)
 	}
@@ -58,7 +81,7 @@ func TestPluginCheck_InvalidGates(t *testing.T) {
 		"garbage.wasm":        "gate.bad_output",
 	} {
 		t.Run(fixture, func(t *testing.T) {
-			status, stdout, _ := runCLI(t, "", "plugin", "check", "--json", "--timeout", "200ms", fixtureFile(t, fixture))
+			status, stdout, _ := runCLI(t, "", checkArgs("--json", "--timeout", "200ms", fixtureFile(t, fixture))...)
 			if status != exitInvalid {
 				t.Fatalf("status %d: %s", status, stdout)
 			}
@@ -74,7 +97,7 @@ func TestPluginCheck_InvalidGates(t *testing.T) {
 }
 
 func TestPluginCheck_DigestMismatch(t *testing.T) {
-	status, stdout, _ := runCLI(t, "", "plugin", "check", "--sha256", strings.Repeat("0", 64), fixtureFile(t, "allow.wasm"))
+	status, stdout, _ := runCLI(t, "", checkArgs("--sha256", strings.Repeat("0", 64), fixtureFile(t, "allow.wasm"))...)
 	if status != exitInvalid || !strings.Contains(stdout, "does not match") {
 		t.Fatalf("status %d: %s", status, stdout)
 	}

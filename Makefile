@@ -1,7 +1,7 @@
 GO ?= go
 
 
-.PHONY: build test bench run fmt vet fuzz plugins fixtures fixtures-check
+.PHONY: build test bench run fmt vet fuzz plugins plugins-check fixtures fixtures-check
 
 build:
 	$(GO) build -o bin/govhost ./cmd/govhost
@@ -26,9 +26,16 @@ fmt:
 WASM_GO = GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags=-buildid=
 WASM_OUT = internal/wasmfixtures/wasm
 
-# plugins: the example gate (and, later, the built-in gates).
+BUILTIN_GATES = permission pathguard destructive
+
+# plugins: the built-in gates (embedded by plugins/builtin) and the example gate.
 plugins:
+	for g in $(BUILTIN_GATES); do $(WASM_GO) -o plugins/builtin/$$g.wasm ./plugins/$$g/wasm || exit 1; done
 	$(WASM_GO) -o $(WASM_OUT)/toolgate.wasm ./examples/toolgate
+
+# plugins-check: rebuild the committed modules and fail if a byte differs.
+plugins-check: plugins
+	git diff --exit-code --stat -- plugins/builtin $(WASM_OUT)/toolgate.wasm
 
 # fixtures: everything the host tests embed, rebuilt from source. Needs
 # wabt (wat2wasm) and clang + lld + wasi-libc: apt-get install -y wabt clang lld wasi-libc

@@ -1,0 +1,172 @@
+package govhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/plugins/builtin"
+	"github.com/govhost/govhost/policy/policyfile"
+)
+
+// AdapterWasm is the one gate adapter of the embedded default: the Wasm
+// host, which runs native ABI v1 and Extism modules alike.
+const AdapterWasm = policyfile.DefaultAdapter
+
+// ErrModuleUnknown reports a module digest that is neither built in nor in
+// the module folder.
+var ErrModuleUnknown = errors.New("govhost: gate module not available")
+
+// Gates resolves policy bindings to running gates: a module by its sha256
+// (a built-in, or a file in the content-addressed module folder) configured
+// with the binding's canonical config. It implements controller.GateProvider
+// and policy.Availability. Safe for concurrent use.
+type Gates struct {
+	host *host.Host
+	dir  string // <dir>/<sha256>.wasm; "" keeps user modules in memory only
+
+	mu      sync.Mutex
+	loaded  map[string]*host.Module
+	pending map[string][]byte // added in memory, not yet loaded
+}
+
+var _ controller.GateProvider = (*Gates)(nil)
+
+// NewGates returns a resolver over h with the built-in modules and the
+// module folder dir (created if missing; "" for none).
+func NewGates(h *host.Host, dir string) (*Gates, error) {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("govhost: module folder: %w", err)
+		}
+	}
+	return &Gates{host: h, dir: dir, loaded: map[string]*host.Module{}, pending: map[string][]byte{}}, nil
+}
+
+// Add makes a module available by its digest, storing it in the module
+// folder, and returns the digest.
+func (g *Gates) Add(wasm []byte) (string, error) {
+	digest := governance.SHA256Hex(wasm)
+	if _, ok := builtin.ByDigest(digest); ok {
+		return digest, nil
+	}
+	if g.dir != "" {
+		path := filepath.Join(g.dir, digest+".wasm")
+		if _, err := os.Stat(path); err != nil {
+			tmp, err := os.CreateTemp(g.dir, ".module-*")
+			if err != nil {
+				return "", err
+			}
+			_, werr := tmp.Write(wasm)
+			serr := tmp.Sync()
+			cerr := tmp.Close()
+			if err := errors.Join(werr, serr, cerr); err != nil {
+				_ = os.Remove(tmp.Name())
+				return "", err
+			}
+			if err := os.Rename(tmp.Name(), path); err != nil {
+				return "", err
+			}
+		}
+		return digest, nil
+	}
+	g.mu.Lock()
+	g.pending[digest] = append([]byte(nil), wasm...)
+	g.mu.Unlock()
+	return digest, nil
+}
+
+// Resolver returns the policy file resolver that maps built-in names to
+// their digests and copies .wasm files (relative to baseDir) into the
+// module folder.
+func (g *Gates) Resolver(baseDir string) policyfile.Resolver {
+	return func(ref string) (string, error) {
+		if !policyfile.IsPath(ref) {
+			m, ok := builtin.Lookup(ref)
+			if !ok {
+				return "", fmt.Errorf("%w: no built-in gate %q (have %v)", policyfile.ErrModuleNotFound, ref, builtin.Names())
+			}
+			return m.Digest, nil
+		}
+		path := ref
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(baseDir, path)
+		}
+		wasm, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", policyfile.ErrModuleNotFound, err)
+		}
+		return g.Add(wasm)
+	}
+}
+
+// module returns the loaded module for digest, loading and pinning it on
+// first use.
+func (g *Gates) module(ctx context.Context, digest string) (*host.Module, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if m, ok := g.loaded[digest]; ok {
+		return m, nil
+	}
+	wasm, err := g.bytes(digest)
+	if err != nil {
+		return nil, err
+	}
+	m, err := g.host.Load(ctx, wasm, digest)
+	if err != nil {
+		return nil, err
+	}
+	g.loaded[digest] = m
+	return m, nil
+}
+
+// bytes must be called with g.mu held.
+func (g *Gates) bytes(digest string) ([]byte, error) {
+	if !governance.IsDigest(digest) {
+		return nil, fmt.Errorf("%w: %q is not a sha256", ErrModuleUnknown, digest)
+	}
+	if m, ok := builtin.ByDigest(digest); ok {
+		return m.Wasm, nil
+	}
+	if b, ok := g.pending[digest]; ok {
+		return b, nil
+	}
+	if g.dir != "" {
+		b, err := os.ReadFile(filepath.Join(g.dir, digest+".wasm"))
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%w: %s", ErrModuleUnknown, digest)
+}
+
+// GateFor implements controller.GateProvider.
+func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding) (controller.Gate, error) {
+	if b.AdapterID() != AdapterWasm {
+		return nil, fmt.Errorf("govhost: gate %s: unknown adapter %q", b.GateID(), b.AdapterID())
+	}
+	m, err := g.module(ctx, b.ModuleDigest())
+	if err != nil {
+		return nil, err
+	}
+	return g.host.Gate(ctx, m, []byte(b.Config()))
+}
+
+// AdapterAvailable implements policy.Availability.
+func (g *Gates) AdapterAvailable(id string) bool { return id == AdapterWasm }
+
+// ModuleAvailable implements policy.Availability: the module's bytes are
+// here and the host loads them.
+func (g *Gates) ModuleAvailable(digest string) bool {
+	_, err := g.module(context.Background(), digest)
+	return err == nil
+}

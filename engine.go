@@ -3,6 +3,8 @@ package govhost
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/govhost/govhost/controller"
@@ -23,6 +25,9 @@ type Options struct {
 	// Host configures the Wasm host. Default host.NewConfig() with the
 	// compilation cache in <Dir>/wasm-cache.
 	Host *host.Config
+	// Logger receives the stores' messages (Pebble's among them). Default:
+	// warnings and errors to stderr.
+	Logger *slog.Logger
 }
 
 // Engine is the embedded default, open on one data directory. Close it.
@@ -46,6 +51,10 @@ func Open(ctx context.Context, opts Options) (e *Engine, err error) {
 	if opts.Host != nil {
 		cfg = *opts.Host
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	e = &Engine{dir: dir, Projector: controller.NewObservationProjector()}
 	defer func() {
 		if err != nil {
@@ -58,10 +67,10 @@ func Open(ctx context.Context, opts Options) (e *Engine, err error) {
 	if e.Gates, err = NewGates(e.Host, filepath.Join(dir, "modules")); err != nil {
 		return nil, err
 	}
-	if e.Evidence, err = pebblestore.Open(filepath.Join(dir, "evidence"), pebblestore.Options{}); err != nil {
+	if e.Evidence, err = pebblestore.Open(filepath.Join(dir, "evidence"), pebblestore.Options{Logger: log}); err != nil {
 		return nil, err
 	}
-	if e.Policies, err = policypebble.Open(filepath.Join(dir, "policy"), policypebble.Options{Availability: e.Gates}); err != nil {
+	if e.Policies, err = policypebble.Open(filepath.Join(dir, "policy"), policypebble.Options{Availability: e.Gates, Logger: log}); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -9,7 +9,7 @@ import (
 
 func BenchmarkGate_Evaluate(b *testing.B) {
 	h := sharedHost(b)
-	for _, fx := range []string{"allow.wasm", "toolgate.wasm"} {
+	for _, fx := range []string{"allow.wasm", "trivial_go.wasm", "hostile_go.wasm", "toolgate.wasm", "c_gate.wasm"} {
 		b.Run("fixture="+fx, func(b *testing.B) {
 			g := gate(b, h, fx, "")
 			in := input("read")

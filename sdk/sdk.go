@@ -9,8 +9,10 @@ import (
 	"github.com/govhost/govhost/abi"
 )
 
-// Func decides one request. It must not keep a reference to in after it
-// returns. It runs on one instance at a time: instances are single-threaded.
+// Func decides one request. It runs on one instance at a time (instances
+// are single-threaded). in's strings may be kept, but its slices (Paths,
+// ArgumentOrder, Arguments) and the ActorRef it points to are reused by the
+// next call: copy them to keep them, and never modify Arguments.
 type Func func(in abi.GateInput) abi.GateOutput
 
 // Reason codes the SDK answers with on the gate's behalf.
@@ -20,6 +22,9 @@ const (
 	// ReasonUnregistered: no gate function was registered (Register not
 	// called in init), or the gate was not configured.
 	ReasonUnregistered = "sdk.unregistered"
+	// ReasonBadOutput: the gate's answer could not be encoded (its
+	// Arguments were not valid JSON).
+	ReasonBadOutput = "sdk.bad_output"
 )
 
 // ErrAlreadyRegistered is the panic value of a second Register call.
@@ -35,6 +40,7 @@ type state struct {
 	desc      []byte
 	in        []byte // the host-written input buffer (gate_alloc)
 	out       []byte // the last answer; valid until the next call
+	scratch   abi.GateInput
 }
 
 var g state
@@ -113,14 +119,15 @@ func Configure(config []byte) error {
 // Evaluate runs the registered gate natively through the same JSON round trip
 // as gate_evaluate. It is meant for tests of gate logic.
 func Evaluate(in abi.GateInput) abi.GateOutput {
-	raw, err := json.Marshal(in)
+	raw, err := abi.AppendGateInput(nil, &in)
 	if err != nil {
 		return Deny(ReasonBadInput, "")
 	}
 	var out abi.GateOutput
-	if err := json.Unmarshal(evaluate(raw), &out); err != nil {
-		return Deny(ReasonBadInput, "")
+	if err := abi.DecodeGateOutput(evaluate(raw), &out); err != nil {
+		return Deny(ReasonBadOutput, "")
 	}
+	out.Arguments = append(json.RawMessage(nil), out.Arguments...)
 	return out
 }
 
@@ -152,17 +159,18 @@ func evaluate(raw []byte) []byte {
 			return answer(Deny(ReasonUnregistered, ""))
 		}
 	}
-	var in abi.GateInput
-	if err := json.Unmarshal(raw, &in); err != nil {
+	if err := abi.DecodeGateInput(raw, &g.scratch); err != nil {
 		return answer(Deny(ReasonBadInput, ""))
 	}
-	return answer(g.eval(in))
+	return answer(g.eval(g.scratch))
 }
 
+// answer encodes out into the reused output buffer.
 func answer(out abi.GateOutput) []byte {
-	b, err := json.Marshal(out)
+	b, err := abi.AppendGateOutput(g.out[:0], &out)
 	if err != nil {
-		b, _ = json.Marshal(Deny(ReasonBadInput, ""))
+		fallback := Deny(ReasonBadOutput, "")
+		b, _ = abi.AppendGateOutput(g.out[:0], &fallback)
 	}
 	g.out = b
 	return g.out

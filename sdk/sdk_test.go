@@ -72,3 +72,26 @@ func TestDescribe(t *testing.T) {
 	Describe(abi.Description{Name: "x", Version: "1"})
 	require.JSONEq(t, `{"name":"x","version":"1"}`, string(describe()))
 }
+
+func TestEvaluate_BadOutputArguments(t *testing.T) {
+	reset()
+	Register(func(in abi.GateInput) abi.GateOutput {
+		out := Allow("t.ok")
+		out.Arguments = json.RawMessage(`{broken`)
+		return out
+	})
+	out := Evaluate(abi.GateInput{})
+	require.Equal(t, abi.DecisionDeny, out.Decision)
+	require.Equal(t, ReasonBadOutput, out.ReasonCode)
+}
+
+func TestEvaluate_TransformArguments(t *testing.T) {
+	reset()
+	Register(func(in abi.GateInput) abi.GateOutput {
+		out := Allow("t.rewritten")
+		out.Arguments = json.RawMessage(`{"command":"ls"}`)
+		return out
+	})
+	out := Evaluate(abi.GateInput{Arguments: json.RawMessage(`{"command":"rm -rf /"}`)})
+	require.JSONEq(t, `{"command":"ls"}`, string(out.Arguments))
+}

@@ -43,6 +43,7 @@ type Instance struct {
 	bufCap  uint32
 	tracker memcap.Tracker
 	timeout time.Duration
+	dctx    *deadlineCtx // reusable per-call deadline (nil: no host timeout)
 	maxOut  int
 	dead    bool
 }
@@ -65,6 +66,9 @@ func Instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModul
 	}
 	inst.mod = mod
 	inst.mem = mod.Memory()
+	if p.CallTimeout > 0 {
+		inst.dctx = newDeadlineCtx()
+	}
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
 	inst.eval = mod.ExportedFunction(abi.ExportEvaluate)
 	if err := inst.setup(ctx, ex, config); err != nil {
@@ -160,6 +164,9 @@ func (i *Instance) Describe(ctx context.Context) ([]byte, error) {
 // Close releases the instance. Safe to call more than once.
 func (i *Instance) Close(ctx context.Context) {
 	i.dead = true
+	if i.dctx != nil {
+		i.dctx.timer.Stop()
+	}
 	_ = i.mod.Close(ctx)
 }
 
@@ -204,24 +211,27 @@ func (i *Instance) call(ctx context.Context, op string, fn api.Function, params 
 }
 
 // callStack calls fn under the per-call timeout and the caller's context.
-//
-// Why a context per call rather than one reusable timer per instance that
-// closes the module? wazero's Module.Close from another goroutine releases
-// the memory while the guest still runs (a data race); a context deadline
-// makes wazero stop the guest at its next check and release it safely.
 func (i *Instance) callStack(ctx context.Context, op string, fn api.Function, stack []uint64) error {
 	if i.dead {
 		return fault.New(fault.Trap, op, "instance already failed")
 	}
 	i.tracker.Reset()
-	if i.timeout > 0 {
-		if d, ok := ctx.Deadline(); !ok || time.Until(d) > i.timeout {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, i.timeout)
-			defer cancel()
+	var err error
+	switch d, hasDeadline := ctx.Deadline(); {
+	case i.timeout <= 0 || (hasDeadline && time.Until(d) <= i.timeout):
+		err = fn.CallWithStack(ctx, stack)
+	case ctx.Done() == nil:
+		// The common case (a caller's context that cannot end): a reusable
+		// deadline, no allocation.
+		err = i.dctx.call(ctx, i.timeout, func(c context.Context) error { return fn.CallWithStack(c, stack) })
+		if i.dctx.expired() {
+			i.dead = true
 		}
+	default:
+		tctx, cancel := context.WithTimeout(ctx, i.timeout)
+		err = fn.CallWithStack(tctx, stack)
+		cancel()
 	}
-	err := fn.CallWithStack(ctx, stack)
 	if err == nil {
 		return nil
 	}
@@ -245,7 +255,7 @@ func classify(ctx context.Context, op string, err error, t *memcap.Tracker) *fau
 		}
 	}
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fault.FromCode(fault.Timeout, op)
 	case ctx.Err() != nil:
 		return fault.FromCode(fault.Canceled, op)

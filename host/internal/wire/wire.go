@@ -1,10 +1,10 @@
 // Package wire encodes GateInput documents for guests and decodes and
-// checks the GateOutput documents they answer with.
+// checks the GateOutput documents they answer with, with abi's
+// reflection-free codec.
 package wire
 
 import (
 	"bytes"
-	"encoding/json"
 	"sync"
 	"unicode/utf8"
 
@@ -14,17 +14,9 @@ import (
 
 // Encoder is a reusable GateInput encoder. Not safe for concurrent use; get
 // one from GetEncoder.
-type Encoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
+type Encoder struct{ buf []byte }
 
-var encoders = sync.Pool{New: func() any {
-	e := &Encoder{}
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
+var encoders = sync.Pool{New: func() any { return &Encoder{buf: make([]byte, 0, 1024)} }}
 
 // GetEncoder returns an encoder from a process-wide pool; PutEncoder it
 // when the bytes it returned are no longer used.
@@ -32,20 +24,17 @@ func GetEncoder() *Encoder { return encoders.Get().(*Encoder) }
 
 // PutEncoder returns e to the pool.
 func PutEncoder(e *Encoder) {
-	if e.buf.Cap() > 1<<20 {
+	if cap(e.buf) > 1<<20 {
 		return // do not keep huge buffers alive
 	}
 	encoders.Put(e)
 }
 
-// Encode returns the JSON of in (with a trailing newline, which JSON
-// readers ignore). The bytes are valid until the next Encode or PutEncoder.
+// Encode returns the JSON of in, valid until the next Encode or PutEncoder.
 func (e *Encoder) Encode(in *abi.GateInput) ([]byte, error) {
-	e.buf.Reset()
-	if err := e.enc.Encode(in); err != nil {
-		return nil, err
-	}
-	return e.buf.Bytes(), nil
+	b, err := abi.AppendGateInput(e.buf[:0], in)
+	e.buf = b
+	return b, err
 }
 
 // DecodeOutput decodes and checks a guest's answer. b may be a view of
@@ -63,7 +52,7 @@ func DecodeOutput(b []byte, maxLen int) (abi.GateOutput, error) {
 	if !utf8.Valid(b) {
 		return out, fault.New(fault.BadOutput, "evaluate", "output is not UTF-8")
 	}
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := abi.DecodeGateOutput(b, &out); err != nil {
 		return abi.GateOutput{}, fault.New(fault.BadOutput, "evaluate", "output is not a GateOutput JSON document")
 	}
 	switch err := out.Validate(); err {
@@ -73,8 +62,12 @@ func DecodeOutput(b []byte, maxLen int) (abi.GateOutput, error) {
 	default:
 		return abi.GateOutput{}, fault.New(fault.BadOutput, "evaluate", err.Error())
 	}
-	if bytes.Equal(bytes.TrimSpace(out.Arguments), []byte("null")) {
+	if len(out.Arguments) == 0 || bytes.Equal(out.Arguments, []byte("null")) {
 		out.Arguments = nil
+	} else {
+		// NB: Arguments aliases the decoder's private copy; hand the caller
+		// its own slice so that it may modify it.
+		out.Arguments = append([]byte(nil), out.Arguments...)
 	}
 	return out, nil
 }

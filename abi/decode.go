@@ -1,0 +1,594 @@
+package abi
+
+import (
+	"errors"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Why a hand-written codec? Inside a Go-built Wasm guest every heap
+// allocation costs about a microsecond and encoding/json's reflection tens
+// of microseconds per document; decoding GateInput with one allocation and
+// no reflection is what lets a Go gate answer in a few microseconds. The
+// codec accepts exactly the JSON that encoding/json accepts for these types
+// and is differentially fuzzed against it (codec_test.go); keys match
+// exactly (encoding/json also matches them case-insensitively).
+
+// ErrSyntax is returned (wrapped) for input that is not valid JSON, or whose
+// values do not have the types of the wire structs.
+var ErrSyntax = errors.New("abi: invalid JSON document")
+
+const maxDepth = 10000 // as encoding/json
+
+// DecodeGateInput parses a GateInput JSON document into in, as
+// json.Unmarshal into a zero GateInput would, with one allocation for all
+// strings plus one per path fact array growth and metadata map.
+//
+// It reuses the backing arrays of in.Paths and in.ArgumentOrder and the
+// ActorRef in.Context.Actor points to: the caller must not keep references
+// to them across calls. in.Arguments shares memory with in's strings and
+// must not be modified.
+func DecodeGateInput(data []byte, in *GateInput) error {
+	d := decoder{s: string(data)}
+	paths, order, actor := in.Paths[:0], in.ArgumentOrder[:0], in.Context.Actor
+	*in = GateInput{}
+	d.ws()
+	if d.literal("null") {
+		return d.end()
+	}
+	err := d.object(func(key string) error {
+		switch key {
+		case "abi_version":
+			return d.int(&in.ABIVersion)
+		case "gate_id":
+			return d.str(&in.GateID)
+		case "phase":
+			return d.str((*string)(&in.Phase))
+		case "tool":
+			return d.str(&in.Tool)
+		case "operation":
+			return d.str(&in.Operation)
+		case "action":
+			return d.str(&in.Action)
+		case "cwd":
+			return d.str(&in.Cwd)
+		case "arguments":
+			start := d.i
+			if err := d.skip(0); err != nil {
+				return err
+			}
+			in.Arguments = unsafe.Slice(unsafe.StringData(d.s[start:d.i]), d.i-start)
+			return nil
+		case "argument_order":
+			if d.literal("null") {
+				in.ArgumentOrder = nil
+				return nil
+			}
+			in.ArgumentOrder = order[:0]
+			return d.array(func() error {
+				in.ArgumentOrder = append(in.ArgumentOrder, "")
+				return d.str(&in.ArgumentOrder[len(in.ArgumentOrder)-1])
+			})
+		case "paths":
+			if d.literal("null") {
+				in.Paths = nil
+				return nil
+			}
+			in.Paths = paths[:0]
+			return d.array(func() error {
+				in.Paths = append(in.Paths, PathFact{})
+				return d.pathFact(&in.Paths[len(in.Paths)-1])
+			})
+		case "context":
+			return d.context(&in.Context, actor)
+		}
+		return d.skip(0)
+	})
+	if err != nil {
+		return err
+	}
+	return d.end()
+}
+
+// DecodeGateOutput parses a GateOutput JSON document into out, as
+// json.Unmarshal into a zero GateOutput would. out.Arguments shares memory
+// with out's strings and must not be modified. It does not Validate.
+func DecodeGateOutput(data []byte, out *GateOutput) error {
+	d := decoder{s: string(data)}
+	*out = GateOutput{}
+	d.ws()
+	if d.literal("null") {
+		return d.end()
+	}
+	err := d.object(func(key string) error {
+		switch key {
+		case "decision":
+			return d.str((*string)(&out.Decision))
+		case "reason_code":
+			return d.str(&out.ReasonCode)
+		case "detail":
+			return d.str(&out.Detail)
+		case "message":
+			return d.str(&out.Message)
+		case "matched_rule":
+			return d.str(&out.MatchedRule)
+		case "arguments":
+			start := d.i
+			if err := d.skip(0); err != nil {
+				return err
+			}
+			out.Arguments = unsafe.Slice(unsafe.StringData(d.s[start:d.i]), d.i-start)
+			return nil
+		}
+		return d.skip(0)
+	})
+	if err != nil {
+		return err
+	}
+	return d.end()
+}
+
+// ValidJSON reports whether b is one valid JSON value (surrounding
+// whitespace allowed), without allocating.
+func ValidJSON(b []byte) bool {
+	d := decoder{s: unsafe.String(unsafe.SliceData(b), len(b))}
+	d.ws()
+	return d.skip(0) == nil && d.end() == nil
+}
+
+func (d *decoder) pathFact(p *PathFact) error {
+	if d.literal("null") {
+		return nil
+	}
+	return d.object(func(key string) error {
+		switch key {
+		case "arg":
+			return d.str(&p.Arg)
+		case "raw":
+			return d.str(&p.Raw)
+		case "resolved":
+			return d.str(&p.Resolved)
+		case "exists":
+			return d.bool(&p.Exists)
+		case "kind":
+			return d.str((*string)(&p.Kind))
+		case "nearest_existing":
+			return d.str(&p.NearestExisting)
+		}
+		return d.skip(0)
+	})
+}
+
+func (d *decoder) context(c *OperationInfo, scratch *ActorRef) error {
+	if d.literal("null") {
+		return nil
+	}
+	return d.object(func(key string) error {
+		switch key {
+		case "operation_id":
+			return d.str(&c.OperationID)
+		case "run_id":
+			return d.str(&c.RunID)
+		case "agent_name":
+			return d.str(&c.AgentName)
+		case "tool_call_id":
+			return d.str(&c.ToolCallID)
+		case "actor":
+			if d.literal("null") {
+				c.Actor = nil
+				return nil
+			}
+			if c.Actor == nil {
+				if scratch != nil {
+					*scratch = ActorRef{}
+					c.Actor = scratch
+				} else {
+					c.Actor = &ActorRef{}
+				}
+			}
+			a := c.Actor
+			return d.object(func(key string) error {
+				switch key {
+				case "kind":
+					return d.str(&a.Kind)
+				case "id":
+					return d.str(&a.ID)
+				}
+				return d.skip(0)
+			})
+		case "metadata":
+			if d.literal("null") {
+				c.Metadata = nil
+				return nil
+			}
+			if d.peek() != '{' {
+				return d.syntax()
+			}
+			if c.Metadata == nil {
+				c.Metadata = map[string]string{}
+			}
+			return d.object(func(key string) error {
+				var v string
+				if err := d.str(&v); err != nil {
+					return err
+				}
+				c.Metadata[key] = v
+				return nil
+			})
+		}
+		return d.skip(0)
+	})
+}
+
+// decoder is a JSON scanner over one string; every string it returns is a
+// substring of s unless it had escapes.
+type decoder struct {
+	s string
+	i int
+}
+
+func (d *decoder) syntax() error { return ErrSyntax }
+
+func (d *decoder) ws() {
+	for d.i < len(d.s) {
+		switch d.s[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) peek() byte {
+	if d.i < len(d.s) {
+		return d.s[d.i]
+	}
+	return 0
+}
+
+func (d *decoder) end() error {
+	d.ws()
+	if d.i != len(d.s) {
+		return d.syntax()
+	}
+	return nil
+}
+
+// literal consumes lit if it is next (whitespace already skipped).
+func (d *decoder) literal(lit string) bool {
+	if len(d.s)-d.i >= len(lit) && d.s[d.i:d.i+len(lit)] == lit {
+		d.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// object parses an object, calling member with each key after consuming
+// the colon and the whitespace before the value; member must consume the
+// value.
+func (d *decoder) object(member func(key string) error) error {
+	if d.peek() != '{' {
+		return d.syntax()
+	}
+	d.i++
+	d.ws()
+	if d.peek() == '}' {
+		d.i++
+		return nil
+	}
+	for {
+		d.ws()
+		var key string
+		if err := d.rawStr(&key); err != nil {
+			return err
+		}
+		d.ws()
+		if d.peek() != ':' {
+			return d.syntax()
+		}
+		d.i++
+		d.ws()
+		if err := member(key); err != nil {
+			return err
+		}
+		d.ws()
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return nil
+		default:
+			return d.syntax()
+		}
+	}
+}
+
+// array parses an array, calling elem with the whitespace before each
+// element skipped; elem must consume the element.
+func (d *decoder) array(elem func() error) error {
+	if d.peek() != '[' {
+		return d.syntax()
+	}
+	d.i++
+	d.ws()
+	if d.peek() == ']' {
+		d.i++
+		return nil
+	}
+	for {
+		d.ws()
+		if err := elem(); err != nil {
+			return err
+		}
+		d.ws()
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return nil
+		default:
+			return d.syntax()
+		}
+	}
+}
+
+// str decodes a string or null (which leaves *dst unchanged, as
+// encoding/json does).
+func (d *decoder) str(dst *string) error {
+	if d.literal("null") {
+		return nil
+	}
+	return d.rawStr(dst)
+}
+
+func (d *decoder) bool(dst *bool) error {
+	switch {
+	case d.literal("true"):
+		*dst = true
+	case d.literal("false"):
+		*dst = false
+	case d.literal("null"):
+	default:
+		return d.syntax()
+	}
+	return nil
+}
+
+func (d *decoder) int(dst *int) error {
+	if d.literal("null") {
+		return nil
+	}
+	start := d.i
+	if err := d.number(); err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(d.s[start:d.i], 10, strconv.IntSize)
+	if err != nil {
+		return d.syntax() // a fraction, an exponent or an overflow
+	}
+	*dst = int(n)
+	return nil
+}
+
+// rawStr decodes a JSON string (no null).
+func (d *decoder) rawStr(dst *string) error {
+	if d.peek() != '"' {
+		return d.syntax()
+	}
+	start := d.i + 1
+	for i := start; i < len(d.s); {
+		c := d.s[i]
+		switch {
+		case c == '"':
+			*dst = d.s[start:i]
+			d.i = i + 1
+			return nil
+		case c == '\\' || c < 0x20:
+			return d.slowStr(dst, start)
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(d.s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return d.slowStr(dst, start)
+			}
+			i += size
+		}
+	}
+	return d.syntax()
+}
+
+// slowStr decodes a string with escapes or invalid UTF-8 as encoding/json
+// does (invalid bytes and unpaired surrogates become U+FFFD).
+func (d *decoder) slowStr(dst *string, start int) error {
+	b := make([]byte, 0, 32)
+	for i := start; i < len(d.s); {
+		c := d.s[i]
+		switch {
+		case c == '"':
+			*dst = string(b)
+			d.i = i + 1
+			return nil
+		case c < 0x20:
+			return d.syntax()
+		case c == '\\':
+			if i+1 >= len(d.s) {
+				return d.syntax()
+			}
+			switch e := d.s[i+1]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4(d.s, i+2)
+				if !ok {
+					return d.syntax()
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2, ok := hex4(d.s, i+2); ok && i+1 < len(d.s) && d.s[i] == '\\' && d.s[i+1] == 'u' {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							b = utf8.AppendRune(b, dec)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				return d.syntax()
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(d.s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, d.s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return d.syntax()
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// number consumes a JSON number.
+func (d *decoder) number() error {
+	s, i := d.s, d.i
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return d.syntax()
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return d.syntax()
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return d.syntax()
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	d.i = i
+	return nil
+}
+
+// skip consumes and validates any JSON value.
+func (d *decoder) skip(depth int) error {
+	if depth > maxDepth {
+		return d.syntax()
+	}
+	switch c := d.peek(); {
+	case c == '{':
+		return d.object(func(string) error { return d.skip(depth + 1) })
+	case c == '[':
+		return d.array(func() error { return d.skip(depth + 1) })
+	case c == '"':
+		return d.skipStr()
+	case c == 't':
+		if d.literal("true") {
+			return nil
+		}
+	case c == 'f':
+		if d.literal("false") {
+			return nil
+		}
+	case c == 'n':
+		if d.literal("null") {
+			return nil
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	}
+	return d.syntax()
+}
+
+// skipStr consumes a string without decoding it (invalid UTF-8 is accepted,
+// as encoding/json accepts it).
+func (d *decoder) skipStr() error {
+	for i := d.i + 1; i < len(d.s); i++ {
+		switch c := d.s[i]; {
+		case c == '"':
+			d.i = i + 1
+			return nil
+		case c < 0x20:
+			return d.syntax()
+		case c == '\\':
+			if i+1 >= len(d.s) {
+				return d.syntax()
+			}
+			switch d.s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if _, ok := hex4(d.s, i+2); !ok {
+					return d.syntax()
+				}
+				i += 5
+			default:
+				return d.syntax()
+			}
+		}
+	}
+	return d.syntax()
+}

@@ -34,7 +34,11 @@ const policyUsage = `usage: govhost policy <subcommand> [--data DIR] [flags]
   activate --id ID --version V [--actor K:ID] activate a staged version
   bind     --id ID --version V --scope global|role|resource [--selector S]
   resolve  [--role R] [--resource X]          print the pinned version and digest
-  show     --id ID --version V                print a stored snapshot as JSON`
+  show     --id ID --version V                print a stored snapshot as JSON
+  template workspace --root DIR [--grants G] [--require-approval-for-side-effects]
+           [--require-bash-approval] [--grants-downgrade-side-effect-approval]
+                                              print a policy file reproducing AgentLane's
+                                              workspace_tool_policy`
 
 // runPolicy implements `govhost policy put|activate|bind|resolve|show`. It
 // prints one JSON object on success and exits 0; a refusal by the policy
@@ -46,6 +50,9 @@ func runPolicy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	sub, args := args[0], args[1:]
+	if sub == "template" {
+		return runTemplate(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("policy "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", defaultDataDir, "data directory")

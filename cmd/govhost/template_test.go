@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestTemplate_WorkspaceToolPolicy checks the generated policy against the
+// consequences of AgentLane's workspace_tool_policy, through the real gates.
+func TestTemplate_WorkspaceToolPolicy(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "exists.txt"), nil, 0o644))
+	cache := t.TempDir()
+	requests := strings.Join([]string{
+		`{"tool":"write","operation":"create_file","arguments":{"path":"` + root + `/new.txt"}}`,
+		`{"tool":"bash","operation":"execute_command","arguments":{"command":"ls"}}`,
+		`{"tool":"read","operation":"read_file","arguments":{"path":"/etc/hosts"}}`,
+		`{"tool":"read","operation":"network_access","arguments":{}}`,
+	}, "\n")
+	cases := []struct {
+		flags []string
+		want  []string // decision per request
+	}{
+		// No flags: writes inside the root are allowed; bash and network denied; outside denied.
+		{nil, []string{"allow", "deny", "deny", "deny"}},
+		// Bash approval: bash always requires approval.
+		{[]string{"--require-bash-approval"}, []string{"allow", "require_approval", "deny", "deny"}},
+		// Side-effect approval covers writes.
+		{[]string{"--require-approval-for-side-effects"}, []string{"require_approval", "deny", "deny", "deny"}},
+		// A grant layer: bash must also be granted; downgrade turns its approval into allow.
+		{[]string{"--require-bash-approval", "--grants", "bash"}, []string{"deny", "require_approval", "deny", "deny"}},
+		{[]string{"--require-bash-approval", "--grants", "bash,write", "--grants-downgrade-side-effect-approval"}, []string{"allow", "allow", "deny", "deny"}},
+		// An empty grant string denies everything.
+		{[]string{"--grants", ""}, []string{"deny", "deny", "deny", "deny"}},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
+			code, policyJSON, stderr := runCLI(t, "", append([]string{"policy", "template", "workspace", "--root", root}, c.flags...)...)
+			require.Equal(t, exitOK, code, stderr)
+			file := filepath.Join(t.TempDir(), "policy.json")
+			require.NoError(t, os.WriteFile(file, []byte(policyJSON), 0o644))
+			code, stdout, stderr := runCLI(t, requests, "eval", "--policy", file, "--cache", cache)
+			require.Equal(t, exitOK, code, stderr)
+			res := evalLinesOut(t, stdout)
+			require.Len(t, res, len(c.want))
+			for i, want := range c.want {
+				require.Equal(t, want, res[i].Decision, "request %d: %+v", i, res[i])
+			}
+		})
+	}
+	code, _, _ := runCLI(t, "", "policy", "template", "workspace")
+	require.Equal(t, exitUsage, code)
+}

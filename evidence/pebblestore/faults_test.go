@@ -187,23 +187,45 @@ func TestStore_Verify_ReadErrorIsNotTampering(t *testing.T) {
 	fs := errorfs.Wrap(mem, inj)
 	s, err := Open("db", Options{FS: fs, BallastSize: -1})
 	require.NoError(t, err)
-	chain, recs := storetest.Fill(t, s, 50)
+	// Enough records for many data blocks: Pebble's background table
+	// stats loader may cache one or two at open.
+	chain := uuid.New()
+	recs := make([]governance.EvidenceRecord, 0, 2000)
+	head := governance.EmptyHead
+	for range cap(recs) {
+		recs = append(recs, storetest.Next(t, head, chain))
+		head = recs[len(recs)-1].Head()
+	}
+	for i := 0; i < len(recs); i += 200 {
+		_, err := s.AppendBatch(ctx, recs[i:i+200])
+		require.NoError(t, err)
+	}
 	require.NoError(t, s.db.Flush(), "records move from the WAL to an sstable")
 	require.NoError(t, s.Close())
 
-	s, err = Open("db", Options{FS: fs, BallastSize: -1})
-	require.NoError(t, err)
-	defer s.Close()
+	// Each check on a freshly opened store: nothing in its block cache.
+	reopen := func() *Store {
+		s, err := Open("db", Options{FS: fs, BallastSize: -1})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	s = reopen()
 	inj.on.Store(true)
-	res, err := s.Verify(ctx, chain, recs[49].ChainHash)
+	res, err := s.Verify(ctx, chain, recs[1999].ChainHash)
 	require.ErrorIs(t, err, ErrIO)
 	require.ErrorIs(t, err, errorfs.ErrInjected)
 	require.Zero(t, res)
+	inj.on.Store(false)
+	require.NoError(t, s.Close())
+
+	s = reopen()
+	inj.on.Store(true)
 	_, err = s.Read(ctx, chain, -1)
 	require.ErrorIs(t, err, ErrIO)
 
 	inj.on.Store(false)
-	res, err = s.Verify(ctx, chain, recs[49].ChainHash)
+	res, err = s.Verify(ctx, chain, recs[1999].ChainHash)
 	require.NoError(t, err)
 	require.True(t, res.Valid)
 }

@@ -106,6 +106,7 @@ func (s *Store) Verify(ctx context.Context, chainID uuid.UUID, expectedHead stri
 		verified governance.ChainHead
 		checked  int64
 		undec    *governance.VerificationResult
+		scratch  []byte
 	)
 	for ok := it.First(); ok; ok = it.Next() {
 		if checked&1023 == 0 {
@@ -118,7 +119,7 @@ func (s *Store) Verify(ctx context.Context, chainID uuid.UUID, expectedHead stri
 		if err != nil {
 			break // reported by it.Error below
 		}
-		r, id, err := decodeRecord(val)
+		r, id, err := decodeRecordScratch(val, &scratch)
 		if err != nil {
 			code := governance.ContentMismatch
 			if errors.Is(err, errUnknownCodec) {

@@ -15,8 +15,7 @@ bench:
 
 # run: the main job on the embedded default (see README).
 run: build
-	./bin/govhost chain verify --file governance/testdata/chain.jsonl \
-		--expected-head 5618d44826bd46c6789c1190f0aea886859348e8773a87651aa9b1b07afed342
+	./bin/govhost demo --data govhost-data
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

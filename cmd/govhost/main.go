@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"canon":  {"print the canonical JSON (sha256-v1) of JSON read on stdin, and its sha256", runCanon},
 	"chain":  {"chain verify --file records.jsonl --expected-head H", runChain},
 	"plugin": {"plugin check FILE.wasm: load a gate module, report its ABI, exports and digest, run smoke inputs", runPlugin},
+	"demo":   {"demo [--data DIR]: run a governed agent session on the embedded default, verify it, mint its certificate", runDemo},
 	"eval":   {"eval --gate NAME|FILE.wasm [--config JSON] | --policy FILE: decide JSON Lines requests on stdin", runEval},
 	"policy": {"policy put|activate|bind|resolve|show --data DIR: manage policy versions", runPolicy},
 }

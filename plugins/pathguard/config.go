@@ -1,0 +1,316 @@
+package pathguard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Configuration kinds (the "kind" discriminator).
+const (
+	KindGuardPaths = "guard_paths"
+	KindWorkspace  = "workspace"
+	KindPathScope  = "path_scope"
+)
+
+// Sentinel errors, wrapped in a *ConfigError that names the field.
+var (
+	// ErrConfig is matched (errors.Is) by every configuration error.
+	ErrConfig = errors.New("pathguard: invalid config")
+	// ErrUnknownKind: "kind" is missing or not one of the three kinds.
+	ErrUnknownKind = errors.New("unknown kind")
+	// ErrUnknownField: a field the kind does not take (typos never silently
+	// weaken a policy).
+	ErrUnknownField = errors.New("unknown field")
+	// ErrMissingField: a required field is absent or null.
+	ErrMissingField = errors.New("required field is missing")
+	// ErrType: a field has the wrong JSON type.
+	ErrType = errors.New("wrong type")
+	// ErrNotAbsolute: a root, scope or absolute path is not absolute. The
+	// gate cannot resolve relative paths or symlinks: give real absolute
+	// paths (pathfacts.Canonical computes them).
+	ErrNotAbsolute = errors.New("must be an absolute path")
+	// ErrHome: a path starts with "~" but no "home" is configured, or it
+	// names another user ("~name"), which the gate cannot look up.
+	ErrHome = errors.New(`cannot expand "~" (configure "home", or give the absolute path)`)
+	// ErrNUL: a path contains a NUL byte.
+	ErrNUL = errors.New("contains a NUL byte")
+	// ErrUnknownOperation: an allowed_operations entry is not one of
+	// AgentLane's eight operation names.
+	ErrUnknownOperation = errors.New("unknown operation")
+)
+
+// ConfigError names the refused field, as a JSON path ("allowed_paths[2]").
+type ConfigError struct {
+	Field string
+	Err   error
+}
+
+func (e *ConfigError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("pathguard: config: %v", e.Err)
+	}
+	return fmt.Sprintf("pathguard: config: %s: %v", e.Field, e.Err)
+}
+
+func (e *ConfigError) Unwrap() []error { return []error{ErrConfig, e.Err} }
+
+func cfgErr(field string, err error) error { return &ConfigError{Field: field, Err: err} }
+
+// fieldsByKind lists the fields each kind takes, besides "kind" and "home".
+var fieldsByKind = map[string][]string{
+	KindGuardPaths: {"allowed_paths", "denied_paths"},
+	KindWorkspace:  {"root", "allowed_operations"},
+	KindPathScope:  {"paths", "allowed_operations"},
+}
+
+// config is the parsed, validated configuration.
+type config struct {
+	kind string
+	home string
+
+	// guard_paths
+	roots  []string // cleaned absolute roots, in order
+	denied []deniedRule
+
+	// workspace (roots[0]) and path_scope (scopes)
+	scopes []string
+	ops    opSet // nil: AgentLane's allowed_operations=None
+}
+
+// deniedRule is one denied_paths entry, classified as LionAGI does.
+type deniedRule struct {
+	text string // the entry as configured
+	kind int    // deniedAbsolute, deniedGlob or deniedText
+	abs  string // the cleaned absolute path (deniedAbsolute)
+	glob []globTok
+}
+
+const (
+	deniedAbsolute = iota
+	deniedGlob
+	deniedText
+)
+
+func parseConfig(raw []byte) (*config, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, cfgErr("kind", ErrMissingField)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, cfgErr("", fmt.Errorf("%w: not a JSON object: %v", ErrType, err))
+	}
+	c := &config{}
+	if err := decodeString(fields, "kind", &c.kind, true); err != nil {
+		return nil, err
+	}
+	allowed, ok := fieldsByKind[c.kind]
+	if !ok {
+		return nil, cfgErr("kind", fmt.Errorf("%w %q (want %q, %q or %q)", ErrUnknownKind, c.kind, KindGuardPaths, KindWorkspace, KindPathScope))
+	}
+	for k := range fields {
+		if k != "kind" && k != "home" && !containsString(allowed, k) {
+			return nil, cfgErr(k, fmt.Errorf("%w for kind %q", ErrUnknownField, c.kind))
+		}
+	}
+	if err := decodeString(fields, "home", &c.home, false); err != nil {
+		return nil, err
+	}
+	if c.home != "" {
+		if err := checkAbs("home", c.home); err != nil {
+			return nil, err
+		}
+		c.home = path.Clean(c.home)
+	}
+	switch c.kind {
+	case KindGuardPaths:
+		return c, c.parseGuardPaths(fields)
+	case KindWorkspace:
+		var root string
+		if err := decodeString(fields, "root", &root, true); err != nil {
+			return nil, err
+		}
+		p, err := c.absPath("root", root)
+		if err != nil {
+			return nil, err
+		}
+		c.scopes = []string{p}
+		return c, c.parseOps(fields)
+	default: // KindPathScope
+		list, present, err := decodeStrings(fields, "paths")
+		if err != nil {
+			return nil, err
+		}
+		if !present {
+			return nil, cfgErr("paths", ErrMissingField)
+		}
+		c.scopes = make([]string, 0, len(list))
+		for i, s := range list {
+			p, err := c.absPath(fmt.Sprintf("paths[%d]", i), s)
+			if err != nil {
+				return nil, err
+			}
+			c.scopes = append(c.scopes, p)
+		}
+		return c, c.parseOps(fields)
+	}
+}
+
+func (c *config) parseGuardPaths(fields map[string]json.RawMessage) error {
+	allowed, _, err := decodeStrings(fields, "allowed_paths")
+	if err != nil {
+		return err
+	}
+	for i, s := range allowed {
+		p, err := c.absPath(fmt.Sprintf("allowed_paths[%d]", i), s)
+		if err != nil {
+			return err
+		}
+		c.roots = append(c.roots, p)
+	}
+	denied, _, err := decodeStrings(fields, "denied_paths")
+	if err != nil {
+		return err
+	}
+	for i, s := range denied {
+		field := fmt.Sprintf("denied_paths[%d]", i)
+		if strings.IndexByte(s, 0) >= 0 {
+			return cfgErr(field, ErrNUL)
+		}
+		r := deniedRule{text: s}
+		expanded, err := c.expandHome(field, s)
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.HasPrefix(expanded, "/"):
+			// LionAGI: Path(denied).expanduser().is_absolute(), then resolve.
+			r.kind, r.abs = deniedAbsolute, path.Clean(expanded)
+		case strings.ContainsAny(s, "*?["):
+			r.kind, r.glob = deniedGlob, compileGlob(s)
+		default:
+			// Plain text, including "" (which LionAGI's substring test
+			// matches in every path) and "~"/"{}" in the middle.
+			r.kind = deniedText
+		}
+		c.denied = append(c.denied, r)
+	}
+	return nil
+}
+
+func (c *config) parseOps(fields map[string]json.RawMessage) error {
+	list, present, err := decodeStrings(fields, "allowed_operations")
+	if err != nil || !present {
+		return err
+	}
+	c.ops = opSet{}
+	for i, s := range list {
+		op, ok := parseOp(s)
+		if !ok {
+			return cfgErr(fmt.Sprintf("allowed_operations[%d]", i), fmt.Errorf("%w %q", ErrUnknownOperation, s))
+		}
+		c.ops[op] = true
+	}
+	return nil
+}
+
+// absPath validates a configured absolute path (after "~" expansion) and
+// cleans it lexically.
+func (c *config) absPath(field, s string) (string, error) {
+	if strings.IndexByte(s, 0) >= 0 {
+		return "", cfgErr(field, ErrNUL)
+	}
+	expanded, err := c.expandHome(field, s)
+	if err != nil {
+		return "", err
+	}
+	if err := checkAbs(field, expanded); err != nil {
+		return "", err
+	}
+	return path.Clean(expanded), nil
+}
+
+// expandHome expands a leading "~" or "~/" with the configured home.
+func (c *config) expandHome(field, s string) (string, error) {
+	if !strings.HasPrefix(s, "~") {
+		return s, nil
+	}
+	out, ok := expandHome(s, c.home)
+	if !ok {
+		return "", cfgErr(field, ErrHome)
+	}
+	return out, nil
+}
+
+// expandHome expands "~" and "~/..." with home ("" = unknown). It reports
+// false for a "~" path it cannot expand: no home, or "~name".
+func expandHome(s, home string) (string, bool) {
+	if !strings.HasPrefix(s, "~") {
+		return s, true
+	}
+	if home == "" || (len(s) > 1 && s[1] != '/') {
+		return "", false
+	}
+	out := strings.TrimRight(home, "/") + s[1:]
+	if out == "" {
+		out = "/"
+	}
+	return out, true
+}
+
+func checkAbs(field, s string) error {
+	if !strings.HasPrefix(s, "/") {
+		return cfgErr(field, fmt.Errorf("%w, got %q", ErrNotAbsolute, s))
+	}
+	return nil
+}
+
+func decodeString(fields map[string]json.RawMessage, name string, dst *string, required bool) error {
+	raw, ok := fields[name]
+	if !ok || string(raw) == "null" {
+		if required {
+			return cfgErr(name, ErrMissingField)
+		}
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return cfgErr(name, fmt.Errorf("%w: want a string", ErrType))
+	}
+	if required && *dst == "" {
+		return cfgErr(name, ErrMissingField)
+	}
+	return nil
+}
+
+// decodeStrings decodes a list of strings; present is false for an absent
+// or null field.
+func decodeStrings(fields map[string]json.RawMessage, name string) (list []string, present bool, err error) {
+	raw, ok := fields[name]
+	if !ok || string(raw) == "null" {
+		return nil, false, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, false, cfgErr(name, fmt.Errorf("%w: want a list of strings", ErrType))
+	}
+	list = make([]string, len(items))
+	for i, it := range items {
+		if err := json.Unmarshal(it, &list[i]); err != nil || string(it) == "null" {
+			return nil, false, cfgErr(fmt.Sprintf("%s[%d]", name, i), fmt.Errorf("%w: want a string", ErrType))
+		}
+	}
+	return list, true, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,25 @@
+// Package pathguard is the pure-Go logic of govhost's built-in path gate. It
+// decides on the host's path facts (abi.PathFact in GateInput.Paths, with
+// GateInput.Cwd, Tool and Operation) and never touches a filesystem, so the
+// same code runs natively and as a Wasm guest.
+//
+// One configuration schema, discriminated by "kind", covers both families it
+// replaces:
+//
+//   - "guard_paths": LionAGI's guard_paths(allowed_paths, denied_paths), with
+//     the hard floors of its path_safety module (symlink and protected-name
+//     refusal);
+//   - "workspace": AgentLane's WorkspaceToolPermissionPolicy(root,
+//     allowed_operations);
+//   - "path_scope": AgentLane's PathScopeToolPermissionPolicy(paths,
+//     allowed_operations).
+//
+// Where the Python originals let a path escape (a dangling symlink, ".."
+// after the nearest existing parent, an intermediate symlink) the facts are
+// resolved more strictly by the host (package pathfacts) and this gate is
+// stricter too; README.md lists every difference.
+//
+// New parses a configuration once; the returned *Gate is immutable and safe
+// for concurrent use, and Evaluate never panics. The package imports nothing
+// of govhost's but abi and compiles for GOOS=wasip1.
+package pathguard

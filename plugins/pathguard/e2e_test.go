@@ -1,0 +1,142 @@
+package pathguard_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/pathfacts"
+	"github.com/govhost/govhost/plugins/pathguard"
+)
+
+// world is a real temporary tree, realpath'd:
+//
+//	root/ws/notes.txt  root/ws/.env  root/ws/src/  root/ws/real.py
+//	root/ws/link.py -> real.py            root/ws/out -> root/outside
+//	root/ws/dangling -> root/outside/new.txt
+//	root/outside/secret.txt  root/brief.md  root/approved/  root/private.md
+//	root/ws-evil/
+type world struct{ root, ws, outside string }
+
+func newWorld(t *testing.T) world {
+	t.Helper()
+	root, err := pathfacts.Canonical(t.TempDir())
+	require.NoError(t, err)
+	w := world{root: root, ws: filepath.Join(root, "ws"), outside: filepath.Join(root, "outside")}
+	for _, d := range []string{"ws/src", "outside", "approved", "ws-evil"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	for _, f := range []string{"ws/notes.txt", "ws/.env", "ws/real.py", "outside/secret.txt", "brief.md", "private.md"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644))
+	}
+	require.NoError(t, os.Symlink("real.py", filepath.Join(w.ws, "link.py")))
+	require.NoError(t, os.Symlink(w.outside, filepath.Join(w.ws, "out")))
+	require.NoError(t, os.Symlink(filepath.Join(w.outside, "new.txt"), filepath.Join(w.ws, "dangling")))
+	return w
+}
+
+// call resolves a tool call's path arguments on the real filesystem, as the
+// host does, and evaluates it.
+func call(t *testing.T, g *pathguard.Gate, cwd, tool, op string, args map[string]any) abi.GateOutput {
+	t.Helper()
+	rcwd, err := pathfacts.ResolveCwd(cwd)
+	require.NoError(t, err)
+	facts, err := pathfacts.Resolve(rcwd, args, nil)
+	require.NoError(t, err)
+	raw, err := json.Marshal(args)
+	require.NoError(t, err)
+	return g.Evaluate(abi.GateInput{Tool: tool, Operation: op, Arguments: raw, Cwd: rcwd, Paths: facts})
+}
+
+func mustGate(t *testing.T, cfg any) *pathguard.Gate {
+	t.Helper()
+	raw, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	g, err := pathguard.New(raw)
+	require.NoError(t, err)
+	return g
+}
+
+type e2e struct {
+	name, cwd, tool, op string
+	args                map[string]any
+	decision            abi.Decision
+	code                string
+}
+
+func run(t *testing.T, g *pathguard.Gate, cases []e2e) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := call(t, g, tc.cwd, tc.tool, tc.op, tc.args)
+			require.Equal(t, tc.decision, got.Decision, "%s: %s", got.ReasonCode, got.Detail)
+			require.Equal(t, tc.code, got.ReasonCode, got.Detail)
+		})
+	}
+}
+
+func TestE2E_GuardPaths(t *testing.T) {
+	w := newWorld(t)
+	g := mustGate(t, map[string]any{"kind": "guard_paths", "allowed_paths": []string{w.ws}, "denied_paths": []string{"*.key", w.ws + "/src/private"}})
+	run(t, g, []e2e{
+		{"inside, existing", w.ws, "reader", "", map[string]any{"path": "notes.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"inside, missing", w.ws, "editor", "", map[string]any{"file_path": "src/new.py"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"absolute inside", "/", "reader", "", map[string]any{"path": w.ws + "/src"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"prefix sibling", w.ws, "reader", "", map[string]any{"path": w.root + "/ws-evil/x"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"relative traversal", w.ws, "reader", "", map[string]any{"path": "../outside/secret.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"final symlink inside", w.ws, "reader", "", map[string]any{"path": "link.py"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+		{"intermediate symlink out", w.ws, "reader", "", map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+		{"dangling symlink", w.ws, "editor", "", map[string]any{"file_path": "dangling"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+		{"dot-dot after missing", w.ws, "reader", "", map[string]any{"path": "nope/../../outside/secret.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"protected .env", w.ws, "reader", "", map[string]any{"path": ".env"}, abi.DecisionDeny, pathguard.ReasonProtected},
+		{"glob deny", w.ws, "editor", "", map[string]any{"file_path": "src/api.key"}, abi.DecisionDeny, pathguard.ReasonDenied},
+		{"absolute deny dir", w.ws, "editor", "", map[string]any{"file_path": "src/private/x.txt"}, abi.DecisionDeny, pathguard.ReasonDenied},
+		{"no path", w.ws, "reader", "", map[string]any{"action": "list"}, abi.DecisionAllow, pathguard.ReasonNoPath},
+		{"cwd through a symlink is resolved physically", w.ws + "/out/..", "reader", "", map[string]any{"path": "private.md"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+	})
+}
+
+func TestE2E_Workspace(t *testing.T) {
+	w := newWorld(t)
+	g := mustGate(t, map[string]any{"kind": "workspace", "root": w.ws})
+	run(t, g, []e2e{
+		{"read inside", w.ws, "read", "read_file", map[string]any{"path": "notes.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"read outside", w.ws, "read", "read_file", map[string]any{"path": "../private.md"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"symlink escape", w.ws, "read", "read_file", map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"symlink inside is fine", w.ws, "read", "read_file", map[string]any{"path": "link.py"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"dangling symlink", w.ws, "write", "create_file", map[string]any{"path": "dangling", "content": "x"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"dot-dot after missing", w.ws, "write", "create_file", map[string]any{"path": "a/../../x.txt", "content": "x"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"bash denied", w.ws, "bash", "execute_command", map[string]any{"command": "ls"}, abi.DecisionDeny, pathguard.ReasonOperationNotAllowed},
+		{"inferred write, new nested file", w.ws, "write", "", map[string]any{"path": "src/a/b.txt", "content": "x"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"inferred find without path searches cwd", w.ws, "find", "", map[string]any{"pattern": "*"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"inferred find from outside", w.root, "find", "", map[string]any{"pattern": "*"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+	})
+	got := call(t, g, w.ws, "read", "read_file", map[string]any{"path": "../private.md"})
+	require.Equal(t, "permission denied: read is not allowed for `"+w.root+"/private.md`", got.Message)
+}
+
+func TestE2E_PathScope(t *testing.T) {
+	w := newWorld(t)
+	future := filepath.Join(w.root, "future")
+	g := mustGate(t, map[string]any{"kind": "path_scope", "paths": []string{w.ws, w.root + "/brief.md", w.root + "/approved", future}})
+	run(t, g, []e2e{
+		{"workspace file", w.ws, "read", "read_file", map[string]any{"path": "notes.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"approved outside file", w.ws, "read", "read_file", map[string]any{"path": "../brief.md"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"unapproved sibling", w.ws, "read", "read_file", map[string]any{"path": "../private.md"}, abi.DecisionDeny, pathguard.ReasonOutsideScope},
+		{"outside dir descendant", w.ws, "write", "create_file", map[string]any{"path": "../approved/nested/brief.md"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"file scope admits only itself", w.ws, "read", "read_file", map[string]any{"path": "../brief.md/nested.md"}, abi.DecisionDeny, pathguard.ReasonOutsideScope},
+		{"missing scope: exact future path", w.ws, "write", "create_file", map[string]any{"path": future}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"missing scope: no children", w.ws, "write", "create_file", map[string]any{"path": future + "/x.md"}, abi.DecisionDeny, pathguard.ReasonOutsideScope},
+		{"symlink escape", w.ws, "read", "read_file", map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideScope},
+	})
+	// The scope's type is read at check time: once future is a directory it
+	// admits descendants.
+	require.NoError(t, os.Mkdir(future, 0o755))
+	run(t, g, []e2e{
+		{"missing scope became a directory", w.ws, "write", "create_file", map[string]any{"path": future + "/x.md"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+	})
+}

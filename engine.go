@@ -90,7 +90,7 @@ func (e *Engine) NewController(cfg controller.Config) (*controller.InvocationCon
 		cfg.Gates = e.Gates
 	}
 	if cfg.PathFacts == nil {
-		cfg.PathFacts = pathfacts.Resolve
+		cfg.PathFacts = pathfacts.ResolveCall
 	}
 	if cfg.Projector == nil {
 		cfg.Projector = e.Projector

@@ -376,3 +376,26 @@ func TestManager_RegistrationBindsToThePin(t *testing.T) {
 	require.NoError(t, m.Register(controller.Tool{ID: "pinned", Fn: e.echo, Binding: &other}))
 	require.ErrorIs(t, m.Govern(e.ctl, pin), controller.ErrBindingConflict)
 }
+
+func TestInvoke_PathFactsReachGates(t *testing.T) {
+	g := answer(abi.DecisionAllow, "ok")
+	resolver := func(cwd string, args map[string]any, order []string) (string, []abi.PathFact, error) {
+		if args["path"] == "loop" {
+			return "", nil, errors.New("symlink loop")
+		}
+		return "/real" + cwd, []abi.PathFact{{Arg: "path", Raw: args["path"].(string), Resolved: "/real/x", Exists: true, Kind: abi.PathKindFile, NearestExisting: "/real"}}, nil
+	}
+	e := newEnv(t, []binding{hard("paths", g)}, func(c *controller.Config) { c.PathFacts = resolver })
+	_, err := e.m.Invoke(context.Background(), controller.Call{Tool: "read", Arguments: json.RawMessage(`{"path":"x"}`), Cwd: "/link"}, e.opctx("read"))
+	require.NoError(t, err)
+	in := g.calls()[0]
+	require.Equal(t, "/real/link", in.Cwd, "gates see the resolved cwd")
+	require.Equal(t, "/real/x", in.Paths[0].Resolved)
+
+	// A path that cannot be resolved fails closed.
+	_, err = e.m.Invoke(context.Background(), controller.Call{Tool: "read", Arguments: json.RawMessage(`{"path":"loop"}`), Cwd: "/link"}, e.opctx("read"))
+	var de *governance.GovernanceDeniedError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, controller.ReasonEvaluatorError, de.ReasonCode)
+	require.Len(t, g.calls(), 1, "the gate is not asked without facts")
+}

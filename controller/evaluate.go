@@ -98,7 +98,7 @@ func (op *operation) runBinding(gateCtx, ctx context.Context, b governance.Execu
 // evaluateGate asks the gate and maps every answer and failure onto the
 // binary decision. extra holds approved payload fields about approvals.
 func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) (gateOutcome, map[string]any) {
-	facts, err := op.pathFacts()
+	cwd, facts, err := op.pathFacts()
 	if err != nil {
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 	}
@@ -107,6 +107,7 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 	}
 	in := NewGateInput(op.call, op.args, facts, b.GateID(), phase)
+	in.Cwd = cwd
 	in.Context = operationInfo(op.call, op.ctx)
 	out, err := gate.Evaluate(ctx, in)
 	if err != nil || ctx.Err() != nil {
@@ -172,14 +173,16 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 	return gateOutcome{decision: governance.Allow, reason: out.ReasonCode}, extra
 }
 
-// pathFacts resolves the current arguments' path facts once per version.
-func (op *operation) pathFacts() ([]abi.PathFact, error) {
+// pathFacts resolves the cwd and the current arguments' path facts once per
+// argument version. Without a resolver, gates see the cwd as given and no
+// facts.
+func (op *operation) pathFacts() (string, []abi.PathFact, error) {
 	if op.c.cfg.PathFacts == nil {
-		return nil, nil
+		return op.call.Cwd, nil, nil
 	}
 	if op.factsOf != op.args.Digest {
-		op.facts, op.factsError = op.c.cfg.PathFacts(op.call.Cwd, op.args.Value, op.args.Order)
+		op.cwd, op.facts, op.factsError = op.c.cfg.PathFacts(op.call.Cwd, op.args.Value, op.args.Order)
 		op.factsOf = op.args.Digest
 	}
-	return op.facts, op.factsError
+	return op.cwd, op.facts, op.factsError
 }

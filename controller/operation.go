@@ -19,7 +19,8 @@ type operation struct {
 	ctx  governance.OperationContext
 	snap governance.PolicySnapshot
 	args Arguments
-	// facts are the path facts of args, resolved once per argument version.
+	// cwd and facts are resolved once per argument version.
+	cwd        string
 	facts      []abi.PathFact
 	factsOf    string
 	factsError error

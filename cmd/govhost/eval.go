@@ -194,10 +194,11 @@ func evalOne(ctx context.Context, gates *govhost.Gates, snap governance.PolicySn
 	if err != nil {
 		return evalResult{}, err
 	}
-	facts, err := pathfacts.Resolve(req.Cwd, args.Value, args.Order)
+	cwd, facts, err := pathfacts.ResolveCall(req.Cwd, args.Value, args.Order)
 	if err != nil {
 		return evalResult{}, err
 	}
+	call.Cwd = cwd
 	res := evalResult{Gates: []evalGate{}}
 	for _, b := range snap.GateBindings() {
 		if !everyTool && !b.AppliesTo(req.Tool) {

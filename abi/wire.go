@@ -57,8 +57,9 @@ type PathFact struct {
 	Exists bool `json:"exists"`
 	// Kind is what Resolved names; PathKindMissing when it does not exist.
 	Kind PathKind `json:"kind"`
-	// NearestExisting is the longest existing ancestor of Resolved, itself
-	// resolved (Resolved when it exists).
+	// NearestExisting is the deepest existing directory on the way to
+	// Resolved, itself resolved (Resolved when it is an existing directory;
+	// a regular file is never an ancestor).
 	NearestExisting string `json:"nearest_existing"`
 }
 

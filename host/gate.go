@@ -99,7 +99,7 @@ func (h *Host) newGate(ctx context.Context, m *Module, configDigest string, conf
 		case KindExtism:
 			inst, err = m.extism.Instantiate(ctx, config)
 		default:
-			inst, err = native.Instantiate(ctx, h.rt, m.compiled, m.nativeEx, h.nativeParams(), config)
+			inst, err = native.Instantiate(ctx, m.runtime, m.compiled, m.nativeEx, h.nativeParams(), config)
 		}
 		if err != nil {
 			return nil, err

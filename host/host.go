@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/govhost/govhost/host/internal/extismrt"
+	"github.com/govhost/govhost/host/internal/interrupt"
 	"github.com/govhost/govhost/host/internal/native"
 )
 
@@ -27,8 +28,9 @@ const AnyDigest = "any"
 type Host struct {
 	cfg   Config
 	cache wazero.CompilationCache
-	rc    wazero.RuntimeConfig
-	rt    wazero.Runtime
+	rc    wazero.RuntimeConfig // WithCloseOnContextDone: Extism and non-instrumentable modules
+	rt    wazero.Runtime       // runs rc
+	fast  wazero.Runtime       // instrumented native modules (see host/internal/interrupt)
 
 	mu      sync.Mutex
 	modules map[string]*Module     // by digest
@@ -59,16 +61,23 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		WithCloseOnContextDone(true).
 		WithDebugInfoEnabled(false)
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-		_ = rt.Close(ctx)
-		_ = cache.Close(ctx)
-		return nil, fmt.Errorf("host: wasi: %w", err)
+	fast := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		WithDebugInfoEnabled(false))
+	for _, r := range []wazero.Runtime{rt, fast} {
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+			_ = rt.Close(ctx)
+			_ = fast.Close(ctx)
+			_ = cache.Close(ctx)
+			return nil, fmt.Errorf("host: wasi: %w", err)
+		}
 	}
 	return &Host{
 		cfg:     cfg,
 		cache:   cache,
 		rc:      rc,
 		rt:      rt,
+		fast:    fast,
 		modules: make(map[string]*Module),
 		gates:   make(map[gateKey]*gateEntry),
 	}, nil
@@ -93,6 +102,9 @@ func (h *Host) Close(ctx context.Context) error {
 		m.close(ctx)
 	}
 	err := h.rt.Close(ctx)
+	if ferr := h.fast.Close(ctx); err == nil {
+		err = ferr
+	}
 	if cerr := h.cache.Close(ctx); err == nil {
 		err = cerr
 	}
@@ -150,8 +162,21 @@ func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*M
 	return m, nil
 }
 
-func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module, error) {
+// compileNative compiles wasm instrumented for cheap interruption on the
+// fast runtime, or as it is on the WithCloseOnContextDone runtime when it
+// cannot be instrumented; the result says which runtime owns it.
+func (h *Host) compileNative(ctx context.Context, wasm []byte) (wazero.CompiledModule, wazero.Runtime, error) {
+	if instrumented, err := interrupt.Instrument(wasm); err == nil {
+		if cm, err := h.fast.CompileModule(ctx, instrumented); err == nil {
+			return cm, h.fast, nil
+		}
+	}
 	cm, err := h.rt.CompileModule(ctx, wasm)
+	return cm, h.rt, err
+}
+
+func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module, error) {
+	cm, rt, err := h.compileNative(ctx, wasm)
 	if err != nil {
 		return nil, &GuestError{Code: CodeInvalidModule, Op: "load", Digest: digest, reason: "not a valid Wasm module"}
 	}
@@ -168,7 +193,7 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module
 			_ = cm.Close(ctx)
 			return nil, err
 		}
-		m.compiled, m.nativeEx = cm, ex
+		m.compiled, m.nativeEx, m.runtime = cm, ex, rt
 	case KindExtism:
 		ex, err := extismrt.Check(cm)
 		_ = cm.Close(ctx) // Extism compiles it in its own runtime (a cache hit)

@@ -32,6 +32,7 @@ type Module struct {
 	size     int
 	exports  []string
 	compiled wazero.CompiledModule // native
+	runtime  wazero.Runtime        // the runtime compiled belongs to
 	nativeEx native.Exports
 	extism   *extismrt.Compiled // extism
 	extismEx extismrt.Exports
@@ -93,6 +94,7 @@ func exportNames(cm wazero.CompiledModule) []string {
 	for name := range cm.ExportedFunctions() {
 		names = append(names, name)
 	}
+	// NB: the interrupt flag is a global, so it is not listed.
 	for name := range cm.ExportedMemories() {
 		names = append(names, name)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host/internal/fault"
+	"github.com/govhost/govhost/host/internal/interrupt"
 	"github.com/govhost/govhost/host/internal/memcap"
 	"github.com/govhost/govhost/host/internal/wire"
 )
@@ -44,6 +45,7 @@ type Instance struct {
 	tracker memcap.Tracker
 	timeout time.Duration
 	dctx    *deadlineCtx // reusable per-call deadline (nil: no host timeout)
+	intr    *interrupter // set for instrumented modules: replaces dctx
 	maxOut  int
 	dead    bool
 }
@@ -66,7 +68,9 @@ func Instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModul
 	}
 	inst.mod = mod
 	inst.mem = mod.Memory()
-	if p.CallTimeout > 0 {
+	if g, ok := mod.ExportedGlobal(interrupt.GlobalName).(api.MutableGlobal); ok {
+		inst.intr = newInterrupter(g)
+	} else if p.CallTimeout > 0 {
 		inst.dctx = newDeadlineCtx()
 	}
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
@@ -167,6 +171,9 @@ func (i *Instance) Close(ctx context.Context) {
 	if i.dctx != nil {
 		i.dctx.timer.Stop()
 	}
+	if i.intr != nil {
+		i.intr.timer.Stop()
+	}
 	_ = i.mod.Close(ctx)
 }
 
@@ -216,6 +223,9 @@ func (i *Instance) callStack(ctx context.Context, op string, fn api.Function, st
 		return fault.New(fault.Trap, op, "instance already failed")
 	}
 	i.tracker.Reset()
+	if i.intr != nil {
+		return i.callInterruptible(ctx, op, fn, stack)
+	}
 	var err error
 	switch d, hasDeadline := ctx.Deadline(); {
 	case i.timeout <= 0 || (hasDeadline && time.Until(d) <= i.timeout):
@@ -236,6 +246,50 @@ func (i *Instance) callStack(ctx context.Context, op string, fn api.Function, st
 		return nil
 	}
 	i.dead = true
+	return classify(ctx, op, err, &i.tracker)
+}
+
+// callInterruptible calls fn of an instrumented module: the host's timer
+// and the caller's context set the interrupt flag, which the guest checks
+// at every loop header.
+func (i *Instance) callInterruptible(ctx context.Context, op string, fn api.Function, stack []uint64) error {
+	if err := ctx.Err(); err != nil {
+		return classify(ctx, op, err, &i.tracker) // not started: the instance stays usable
+	}
+	in := i.intr
+	if i.timeout > 0 {
+		in.timer.Reset(i.timeout)
+	}
+	var stop func() bool
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				in.interrupt(reasonDeadline)
+			} else {
+				in.interrupt(reasonCanceled)
+			}
+		})
+	}
+	err := fn.CallWithStack(ctx, stack)
+	if stop != nil && !stop() {
+		i.dead = true // the flag is (being) set: never call this instance again
+	}
+	if i.timeout > 0 && !in.timer.Stop() {
+		i.dead = true
+	}
+	if err == nil {
+		return nil
+	}
+	i.dead = true
+	if i.tracker.Hit() {
+		return fault.FromCode(fault.MemoryLimit, op)
+	}
+	switch in.reason.Load() {
+	case reasonDeadline:
+		return fault.FromCode(fault.Timeout, op)
+	case reasonCanceled:
+		return fault.FromCode(fault.Canceled, op)
+	}
 	return classify(ctx, op, err, &i.tracker)
 }
 

@@ -1,0 +1,63 @@
+package interrupt
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/govhost/govhost/internal/wasmfixtures"
+)
+
+// Every fixture instruments into a module wazero accepts, with the flag
+// exported.
+func TestInstrument_AllFixtures(t *testing.T) {
+	ctx := context.Background()
+	// The host's fast runtime configuration and the tests' shared cache, so
+	// that the host tests reuse what this compiles.
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(os.TempDir(), "govhost-test-wazero-cache"))
+	require.NoError(t, err)
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache).WithDebugInfoEnabled(false))
+	defer rt.Close(ctx)
+	ents, err := wasmfixtures.FS.ReadDir("wasm")
+	require.NoError(t, err)
+	for _, e := range ents {
+		orig := wasmfixtures.Bytes(e.Name())
+		out, err := Instrument(orig)
+		require.NoError(t, err, e.Name())
+		_, err = rt.CompileModule(ctx, out)
+		require.NoError(t, err, e.Name())
+	}
+}
+
+// The loop fixture stops when the flag is set from another goroutine.
+func TestInstrument_StopsLoop(t *testing.T) {
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	out, err := Instrument(wasmfixtures.Bytes("loop.wasm"))
+	require.NoError(t, err)
+	mod, err := rt.InstantiateWithConfig(ctx, out, wazero.NewModuleConfig().WithName(""))
+	require.NoError(t, err)
+	g := mod.ExportedGlobal(GlobalName)
+	require.Equal(t, api.ValueTypeI32, g.Type())
+	flag := g.(api.MutableGlobal)
+	done := make(chan error, 1)
+	go func() {
+		_, err := mod.ExportedFunction("gate_evaluate").Call(ctx, 0, 0)
+		done <- err
+	}()
+	flag.Set(1)
+	require.ErrorContains(t, <-done, "unreachable")
+}
+
+func TestInstrument_Refuses(t *testing.T) {
+	_, err := Instrument([]byte("not wasm"))
+	require.ErrorIs(t, err, ErrUnsupported)
+}

@@ -216,4 +216,3 @@ func BenchmarkGate_Concurrent(b *testing.B) {
 }
 
 func h2() int { return host.DefaultPoolSize() }
-

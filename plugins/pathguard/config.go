@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/govhost/govhost/plugins/internal/fnmatch"
 )
 
 // Configuration kinds (the "kind" discriminator).
@@ -86,7 +88,7 @@ type deniedRule struct {
 	text string // the entry as configured
 	kind int    // deniedAbsolute, deniedGlob or deniedText
 	abs  string // the cleaned absolute path (deniedAbsolute)
-	glob []globTok
+	glob *fnmatch.Pattern
 }
 
 const (
@@ -191,7 +193,7 @@ func (c *config) parseGuardPaths(fields map[string]json.RawMessage) error {
 			// LionAGI: Path(denied).expanduser().is_absolute(), then resolve.
 			r.kind, r.abs = deniedAbsolute, path.Clean(expanded)
 		case strings.ContainsAny(s, "*?["):
-			r.kind, r.glob = deniedGlob, compileGlob(s)
+			r.kind, r.glob = deniedGlob, fnmatch.Compile(s)
 		default:
 			// Plain text, including "" (which LionAGI's substring test
 			// matches in every path) and "~"/"{}" in the middle.

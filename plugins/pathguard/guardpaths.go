@@ -158,13 +158,13 @@ func (d *deniedRule) matches(v view, raw, name string) bool {
 	case deniedGlob:
 		// fnmatch against every component of the resolved path,
 		// including the leading "/" (pathlib's parts).
-		if globMatch(d.glob, "/") {
+		if d.glob.Match("/") {
 			return true
 		}
 		for rest := v.resolved[1:]; rest != ""; {
 			var part string
 			part, rest, _ = strings.Cut(rest, "/")
-			if globMatch(d.glob, part) {
+			if d.glob.Match(part) {
 				return true
 			}
 		}

@@ -18,9 +18,10 @@
 //
 // LionAGI matches with Python's fnmatch, whose bracket rules come from
 // fnmatch.translate and the re module; Go's path.Match differs on '*' and '/',
-// "[^…]", backslashes and unclosed brackets. Its rule maps need object keys in
-// order (a later key that canonicalises alike replaces an earlier one), and
-// its match strings are built with Python's str() and compared after
-// str.lower(). Each is reproduced here and checked against CPython's answers
-// stored in testdata.
+// "[^…]", backslashes and unclosed brackets; the matcher is shared with
+// plugins/pathguard (plugins/internal/fnmatch), the lower-case fallback is
+// here (rule.go). Its rule maps need object keys in order (a later key that
+// canonicalises alike replaces an earlier one), and its match strings are
+// built with Python's str() and compared after str.lower(). Each is
+// reproduced and checked against CPython's answers stored in testdata.
 package permission

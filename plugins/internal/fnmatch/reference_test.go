@@ -1,4 +1,4 @@
-package permission
+package fnmatch_test
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // CPython 3.11's fnmatch.translate producing the same regular expression
 // text, and a converter from that (small) subset of Python's regex syntax to
 // Go's, reading character sets as sre_parse does. It shares no code with
-// fnmatch.go.
+// the matcher (fnmatch.go, set.go).
 
 // pyTranslate is fnmatch.translate.
 func pyTranslate(pattern string) string {

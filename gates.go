@@ -36,7 +36,10 @@ type Gates struct {
 	pending map[string][]byte // added in memory, not yet loaded
 }
 
-var _ controller.GateProvider = (*Gates)(nil)
+var (
+	_ controller.GateProvider = (*Gates)(nil)
+	_ controller.Gate         = (*host.Gate)(nil)
+)
 
 // NewGates returns a resolver over h with the built-in modules and the
 // module folder dir (created if missing; "" for none).

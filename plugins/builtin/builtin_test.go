@@ -3,7 +3,6 @@ package builtin_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,22 +12,8 @@ import (
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
+	"github.com/govhost/govhost/plugins/internal/gatetable"
 )
-
-type tableCase struct {
-	Name   string          `json:"name"`
-	Config json.RawMessage `json:"config"`
-	Input  abi.GateInput   `json:"input"`
-	// Want holds the fields a case checks; an absent field is not checked,
-	// as in the gates' native table tests.
-	Want struct {
-		Decision    abi.Decision `json:"decision"`
-		ReasonCode  string       `json:"reason_code"`
-		MatchedRule *string      `json:"matched_rule"`
-		Detail      *string      `json:"detail"`
-		Message     *string      `json:"message"`
-	} `json:"want"`
-}
 
 // TestBuiltin_TablesThroughWasm runs each gate's own table (the one its
 // native tests run, plugins/<name>/testdata/cases.json) through the
@@ -45,13 +30,7 @@ func TestBuiltin_TablesThroughWasm(t *testing.T) {
 			require.Equal(t, governance.SHA256Hex(m.Wasm), m.Digest)
 			mod, err := h.Load(ctx, m.Wasm, m.Digest)
 			require.NoError(t, err)
-			data, err := os.ReadFile(filepath.Join("..", name, "testdata", "cases.json"))
-			require.NoError(t, err)
-			var table struct {
-				Cases []tableCase `json:"cases"`
-			}
-			require.NoError(t, json.Unmarshal(data, &table))
-			require.NotEmpty(t, table.Cases)
+			table := gatetable.Load(t, filepath.Join("..", name, "testdata", "cases.json"), name)
 			for _, c := range table.Cases {
 				config := c.Config
 				if len(config) == 0 {
@@ -62,18 +41,7 @@ func TestBuiltin_TablesThroughWasm(t *testing.T) {
 				c.Input.ABIVersion = abi.Version
 				out, err := gate.Evaluate(ctx, c.Input)
 				require.NoError(t, err, c.Name)
-				require.Equal(t, c.Want.Decision, out.Decision, c.Name)
-				require.Equal(t, c.Want.ReasonCode, out.ReasonCode, c.Name)
-				for _, f := range []struct {
-					want *string
-					got  string
-				}{
-					{c.Want.MatchedRule, out.MatchedRule}, {c.Want.Detail, out.Detail}, {c.Want.Message, out.Message},
-				} {
-					if f.want != nil {
-						require.Equal(t, *f.want, f.got, c.Name)
-					}
-				}
+				c.Check(t, out)
 			}
 		})
 	}

@@ -1,69 +1,28 @@
 package pathguard_test
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/plugins/internal/gatetable"
 	"github.com/govhost/govhost/plugins/pathguard"
 )
 
-// caseFile is the shape of testdata/cases.json, shared with the .wasm runner.
-type caseFile struct {
-	Gate  string     `json:"gate"`
-	Cases []gateCase `json:"cases"`
-}
-
-type gateCase struct {
-	Name   string          `json:"name"`
-	Source string          `json:"source,omitempty"`
-	Config json.RawMessage `json:"config"`
-	Input  abi.GateInput   `json:"input"`
-	Want   struct {
-		Decision    abi.Decision `json:"decision"`
-		ReasonCode  string       `json:"reason_code"`
-		Message     *string      `json:"message,omitempty"`
-		Detail      *string      `json:"detail,omitempty"`
-		MatchedRule *string      `json:"matched_rule,omitempty"`
-	} `json:"want"`
-}
-
-func loadCases(t testing.TB) []gateCase {
+// loadCases reads the shared table (also run through the .wasm module by
+// plugins/builtin).
+func loadCases(t testing.TB) gatetable.File {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/cases.json")
-	require.NoError(t, err)
-	var f caseFile
-	require.NoError(t, json.Unmarshal(raw, &f))
-	require.Equal(t, "pathguard", f.Gate)
-	require.NotEmpty(t, f.Cases)
-	return f.Cases
+	return gatetable.Load(t, "testdata/cases.json", "pathguard")
 }
 
+// TestGate_Evaluate_Cases runs the whole shared table natively.
 func TestGate_Evaluate_Cases(t *testing.T) {
-	for _, tc := range loadCases(t) {
+	for _, tc := range loadCases(t).Cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			g, err := pathguard.New(tc.Config)
 			require.NoError(t, err)
-			got := g.Evaluate(tc.Input)
-			require.Equal(t, tc.Want.Decision, got.Decision, "reason %s: %s", got.ReasonCode, got.Detail)
-			require.Equal(t, tc.Want.ReasonCode, got.ReasonCode, got.Detail)
-			if tc.Want.Message != nil {
-				require.Equal(t, *tc.Want.Message, got.Message)
-			}
-			if tc.Want.Detail != nil {
-				require.Equal(t, *tc.Want.Detail, got.Detail)
-			}
-			if tc.Want.MatchedRule != nil {
-				require.Equal(t, *tc.Want.MatchedRule, got.MatchedRule)
-			}
-			if got.Decision == abi.DecisionDeny {
-				require.NotEmpty(t, got.Message)
-			} else {
-				require.Empty(t, got.Message)
-			}
+			tc.Check(t, g.Evaluate(tc.Input))
 		})
 	}
 }

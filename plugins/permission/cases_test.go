@@ -1,76 +1,28 @@
 package permission_test
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/plugins/internal/gatetable"
 	"github.com/govhost/govhost/plugins/permission"
 )
 
-// caseFile is the shape of testdata/cases.json, shared with the .wasm runner.
-type caseFile struct {
-	Gate  string     `json:"gate"`
-	Cases []gateCase `json:"cases"`
-}
-
-type gateCase struct {
-	Name   string          `json:"name"`
-	Source string          `json:"source,omitempty"`
-	Note   string          `json:"note,omitempty"`
-	Config json.RawMessage `json:"config"`
-	Input  abi.GateInput   `json:"input"`
-	Want   struct {
-		Decision    abi.Decision `json:"decision"`
-		ReasonCode  string       `json:"reason_code"`
-		Message     *string      `json:"message,omitempty"`
-		Detail      *string      `json:"detail,omitempty"`
-		MatchedRule *string      `json:"matched_rule,omitempty"`
-	} `json:"want"`
-}
-
-func loadCases(t testing.TB) caseFile {
+// loadCases reads the shared table (also run through the .wasm module by
+// plugins/builtin).
+func loadCases(t testing.TB) gatetable.File {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/cases.json")
-	require.NoError(t, err)
-	var f caseFile
-	require.NoError(t, json.Unmarshal(raw, &f))
-	require.Equal(t, "permission", f.Gate)
-	require.NotEmpty(t, f.Cases)
-	return f
+	return gatetable.Load(t, "testdata/cases.json", "permission")
 }
 
 // TestGate_Evaluate_Cases runs the whole shared table natively.
 func TestGate_Evaluate_Cases(t *testing.T) {
-	seen := map[string]bool{}
 	for _, tc := range loadCases(t).Cases {
-		require.False(t, seen[tc.Name], "duplicate case name %q", tc.Name)
-		seen[tc.Name] = true
 		t.Run(tc.Name, func(t *testing.T) {
 			g, err := permission.New(tc.Config)
 			require.NoError(t, err)
-			got := g.Evaluate(tc.Input)
-			require.True(t, got.Decision.Valid())
-			require.Equal(t, tc.Want.Decision, got.Decision, "reason %s: %s", got.ReasonCode, got.Detail)
-			require.Equal(t, tc.Want.ReasonCode, got.ReasonCode)
-			if tc.Want.Detail != nil {
-				require.Equal(t, *tc.Want.Detail, got.Detail)
-			}
-			if tc.Want.MatchedRule != nil {
-				require.Equal(t, *tc.Want.MatchedRule, got.MatchedRule)
-			}
-			if tc.Want.Message != nil {
-				require.Equal(t, *tc.Want.Message, got.Message)
-			}
-			if got.Decision == abi.DecisionAllow {
-				require.Empty(t, got.Message)
-			} else {
-				require.NotEmpty(t, got.Message)
-			}
-			require.Empty(t, got.Arguments, "a check gate never rewrites arguments")
+			tc.Check(t, g.Evaluate(tc.Input))
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -13,6 +14,27 @@ import (
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/internal/wasmfixtures"
 )
+
+var (
+	benchOnce sync.Once
+	benchH    *host.Host
+)
+
+// benchHost is a host with a generous call timeout, so that a loaded
+// machine cannot turn a slow call into a benchmark failure. It is closed
+// by TestMain's process exit.
+func benchHost(b *testing.B) *host.Host {
+	benchOnce.Do(func() {
+		h, err := host.New(context.Background(), host.NewConfig().
+			WithCompilationCacheDir(cacheDir()).
+			WithCallTimeout(10*time.Second))
+		if err != nil {
+			panic(err)
+		}
+		benchH = h
+	})
+	return benchH
+}
 
 // benchInput is a realistic small request (about 400 bytes of JSON).
 func benchInput() abi.GateInput {
@@ -32,7 +54,7 @@ func benchInput() abi.GateInput {
 // SDK (full GateInput decoding), logic=c the C gate, logic=wat the smallest
 // possible guest.
 func BenchmarkGate_Evaluate(b *testing.B) {
-	h := sharedHost(b)
+	h := benchHost(b)
 	for _, c := range []struct{ name, fixture, config string }{
 		{"abi=native/logic=trivial", "trivial_go.wasm", ""},
 		{"abi=extism/logic=trivial", "extism_gate.wasm", `{"mode":"trivial"}`},
@@ -114,7 +136,7 @@ func BenchmarkABI_Overhead(b *testing.B) {
 			})
 		}
 		b.Run("fixture="+fixture+"/path=host", func(b *testing.B) {
-			g := gate(b, sharedHost(b), fixture, "")
+			g := gate(b, benchHost(b), fixture, "")
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -174,11 +196,7 @@ func BenchmarkHost_ColdLoad(b *testing.B) {
 // fall with the number of cores (compare callers=1).
 func BenchmarkGate_Concurrent(b *testing.B) {
 	ctx := context.Background()
-	h, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(cacheDir()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(ctx)
+	h := benchHost(b)
 	for _, c := range []struct{ name, fixture string }{
 		{"logic=sdk", "toolgate.wasm"},
 		{"logic=trivial", "trivial_go.wasm"},
@@ -199,6 +217,18 @@ func BenchmarkGate_Concurrent(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+		b.Run(c.name+"/callers=2", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(1)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := g.Evaluate(ctx, in); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 		b.Run(c.name+"/callers=16", func(b *testing.B) {
 			b.ReportAllocs()

@@ -247,3 +247,14 @@ func TestGate_Evaluate_CGate(t *testing.T) {
 	require.ErrorAs(t, err, &ge)
 	require.Equal(t, host.CodeConfigRejected, ge.Code)
 }
+
+// TestGate_Evaluate_CHeaderGate: a gate written with sdk/c/govhost_gate.h.
+func TestGate_Evaluate_CHeaderGate(t *testing.T) {
+	g := gate(t, sharedHost(t), "c_header_gate.wasm", "")
+	out, err := g.Evaluate(context.Background(), input("bash"))
+	require.NoError(t, err)
+	require.Equal(t, abi.GateOutput{Decision: abi.DecisionRequireApproval, ReasonCode: "cheader.bash_needs_approval"}, out)
+	out, err = g.Evaluate(context.Background(), input("read"))
+	require.NoError(t, err)
+	require.Equal(t, "cheader.allowed", out.ReasonCode)
+}

@@ -93,60 +93,96 @@ func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRe
 // applies the batch without waiting for its sync. The caller must SyncWait
 // and Close the returned batch.
 func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceRecord) (*pebble.Batch, error) {
+	// Encoding needs no lock: the records carry their own positions, and
+	// the batch is dropped if the position check below fails.
+	b := s.db.NewBatch()
+	for _, r := range records {
+		writeRecord(b, r)
+	}
+	writeHead(b, chainID, records[len(records)-1].Head())
+
 	c := s.chain(chainID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	unlock := s.lockStripes(records)
-	defer unlock()
+	var stripeBuf [8]int
+	stripes := s.lockStripes(stripeBuf[:0], records)
+	defer s.unlockStripes(stripes)
 
-	for _, r := range records {
-		found, err := s.has(recordIDKey(r.RecordID))
-		if err != nil {
-			return nil, err
-		}
-		if found {
-			return nil, evidence.DuplicateID(r)
-		}
-		hk, _ := hashKey(r.ChainHash) // valid: CheckIntegrity passed
-		if found, err = s.has(hk); err != nil {
-			return nil, err
-		}
-		if found {
-			return nil, evidence.DuplicateHash(r)
-		}
+	if err := s.checkDuplicates(records); err != nil {
+		_ = b.Close()
+		return nil, err
 	}
 	if !c.loaded {
 		h, err := s.readHead(s.db, chainID)
 		if err != nil {
+			_ = b.Close()
 			return nil, err
 		}
 		c.head, c.loaded = h, true
 	}
 	if err := checkPositions(c.head, records); err != nil {
+		_ = b.Close()
 		return nil, err
 	}
-
-	b := s.db.NewBatch()
-	var buf []byte
-	for _, r := range records {
-		buf = encodeRecord(buf[:0], r)
-		hk, _ := hashKey(r.ChainHash)
-		loc := locator(chainID, r.Sequence)
-		// Batch.Set copies key and value, so buf can be reused.
-		_ = b.Set(recordKey(chainID, r.Sequence), buf, nil)
-		_ = b.Set(recordIDKey(r.RecordID), loc, nil)
-		_ = b.Set(hk, loc, nil)
-	}
-	last := records[len(records)-1].Head()
-	_ = b.Set(headKey(chainID), encodeHead(last), nil)
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		// Pebble fails here only before the batch entered the commit
 		// pipeline (a failing pipeline is fatal, see logger.go).
 		_ = b.Close()
 		return nil, s.writeError(err)
 	}
-	c.head = last // NB: only once the batch is applied
+	c.head = records[len(records)-1].Head() // NB: only once the batch is applied
 	return b, nil
+}
+
+// checkDuplicates refuses a record id or chain hash the store holds. The
+// caller holds the records' stripes, so no other append can add them
+// between this check and the batch's apply.
+func (s *Store) checkDuplicates(records []governance.EvidenceRecord) error {
+	var k [keyLenHash]byte
+	for _, r := range records {
+		found, err := s.has(putRecordIDKey(k[:0], r.RecordID))
+		if err != nil {
+			return err
+		}
+		if found {
+			return evidence.DuplicateID(r)
+		}
+		// The chain hash covers the record id, so this only fires on a
+		// SHA-256 collision; checked anyway, as the contract says.
+		if found, err = s.has(putHashKey(k[:0], r.ChainHash)); err != nil {
+			return err
+		}
+		if found {
+			return evidence.DuplicateHash(r)
+		}
+	}
+	return nil
+}
+
+// writeRecord adds the record and its two index entries to b, encoding
+// straight into the batch's buffer.
+func writeRecord(b *pebble.Batch, r governance.EvidenceRecord) {
+	op := b.SetDeferred(keyLenRecord, encodedLen(r))
+	putRecordKey(op.Key[:0], r.ChainID, r.Sequence)
+	if v := encodeRecord(op.Value[:0], r); len(v) != len(op.Value) {
+		panic("pebblestore: encodedLen disagrees with encodeRecord") // a bug, not an input
+	}
+	_ = op.Finish()
+	op = b.SetDeferred(keyLenID, locatorLen)
+	putRecordIDKey(op.Key[:0], r.RecordID)
+	putLocator(op.Value[:0], r.ChainID, r.Sequence)
+	_ = op.Finish()
+	op = b.SetDeferred(keyLenHash, locatorLen)
+	putHashKey(op.Key[:0], r.ChainHash)
+	putLocator(op.Value[:0], r.ChainID, r.Sequence)
+	_ = op.Finish()
+}
+
+func writeHead(b *pebble.Batch, chain uuid.UUID, h governance.ChainHead) {
+	op := b.SetDeferred(keyLenHead, 8+len(h.Hash))
+	putHeadKey(op.Key[:0], chain)
+	putHead(op.Value[:0], h)
+	_ = op.Finish()
 }
 
 // checkPositions applies CheckBatch's in-batch rules without re-hashing
@@ -172,10 +208,9 @@ func checkPositions(head governance.ChainHead, records []governance.EvidenceReco
 var stripeSeed = maphash.MakeSeed()
 
 // lockStripes locks the stripes of every record id and chain hash of the
-// batch in ascending order (no deadlock between batches) and returns the
-// unlock.
-func (s *Store) lockStripes(records []governance.EvidenceRecord) func() {
-	idx := make([]int, 0, 2*len(records))
+// batch in ascending order (no deadlock between batches), appending their
+// indexes to idx.
+func (s *Store) lockStripes(idx []int, records []governance.EvidenceRecord) []int {
 	for _, r := range records {
 		idx = append(idx,
 			int(maphash.Bytes(stripeSeed, r.RecordID[:])%uint64(len(s.stripes))),
@@ -186,10 +221,12 @@ func (s *Store) lockStripes(records []governance.EvidenceRecord) func() {
 	for _, i := range idx {
 		s.stripes[i].Lock()
 	}
-	return func() {
-		for _, i := range idx {
-			s.stripes[i].Unlock()
-		}
+	return idx
+}
+
+func (s *Store) unlockStripes(idx []int) {
+	for _, i := range idx {
+		s.stripes[i].Unlock()
 	}
 }
 

@@ -52,6 +52,26 @@ var (
 	errMalformed = errors.New("malformed record value")
 )
 
+// encodedLen is the length encodeRecord appends.
+func encodedLen(r governance.EvidenceRecord) int {
+	n := fixedLen
+	for _, l := range [...]int{
+		len(r.RecordType), len(r.PolicyVersion), len(r.HashAlgorithm), len(r.PreviousChainHash),
+		len(r.PayloadDigest), len(r.ChainHash), len(r.PayloadJSON),
+	} {
+		n += uvarintLen(uint64(l)) + l
+	}
+	return n
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
 func encodeRecord(dst []byte, r governance.EvidenceRecord) []byte {
 	var fixed [fixedLen]byte
 	fixed[0] = codecVersion
@@ -160,9 +180,8 @@ func optionalID(present bool, b []byte) (uuid.NullUUID, bool) {
 }
 
 // Head value: sequence (int64 big-endian) then the chain hash.
-func encodeHead(h governance.ChainHead) []byte {
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(h.Hash)), uint64(h.Sequence))
-	return append(v, h.Hash...)
+func putHead(dst []byte, h governance.ChainHead) []byte {
+	return append(binary.BigEndian.AppendUint64(dst, uint64(h.Sequence)), h.Hash...)
 }
 
 func decodeHead(v []byte) (governance.ChainHead, error) {

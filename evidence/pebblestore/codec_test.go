@@ -15,6 +15,7 @@ func TestCodec_RoundTrip(t *testing.T) {
 	r.SupersedesRecordID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
 	for _, rec := range []governance.EvidenceRecord{r, storetest.Next(t, r.Head(), r.ChainID)} {
 		v := encodeRecord(nil, rec)
+		require.Len(t, v, encodedLen(rec))
 		got, id, err := decodeRecord(v)
 		require.NoError(t, err)
 		require.Equal(t, rec, got)
@@ -42,6 +43,7 @@ func FuzzCodec_Decode(f *testing.F) {
 			return
 		}
 		require.Equal(t, got, got2)
+		require.Len(t, encodeRecord(nil, got), encodedLen(got))
 		again, _, err := decodeRecord(encodeRecord(nil, got))
 		require.NoError(t, err)
 		require.Equal(t, got, again)

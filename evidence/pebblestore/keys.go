@@ -16,9 +16,15 @@ const (
 
 	tagRecord   = 'r' // e/r<chain 16><seq 8 BE> -> record value (codec.go)
 	tagHead     = 'h' // e/h<chain 16>            -> head value
-	tagRecordID = 'i' // e/i<record id 16>        -> <chain 16><seq 8 BE>
-	tagHash     = 'c' // e/c<chain hash 32>       -> <chain 16><seq 8 BE>
+	tagRecordID = 'i' // e/i<record id 16>        -> locator
+	tagHash     = 'c' // e/c<chain hash 32>       -> locator
 	tagFormat   = 'v' // e/v                      -> formatMarker
+
+	keyLenRecord = 3 + 16 + 8
+	keyLenHead   = 3 + 16
+	keyLenID     = 3 + 16
+	keyLenHash   = 3 + 32
+	locatorLen   = 16 + 8 // <chain 16><seq 8 BE>: where the record lives
 )
 
 // formatMarker is stored under e/v when the keyspace is first used; a
@@ -27,12 +33,17 @@ const formatMarker = "govhost-evidence-pebble/1"
 
 var formatKey = []byte{'e', '/', tagFormat}
 
+// The put* functions append to dst (usually a batch's deferred buffer or a
+// stack array, to keep appends allocation-light) and return it.
+
+func putRecordKey(dst []byte, chain uuid.UUID, seq int64) []byte {
+	dst = append(dst, 'e', '/', tagRecord)
+	dst = append(dst, chain[:]...)
+	return binary.BigEndian.AppendUint64(dst, uint64(seq))
+}
+
 func recordKey(chain uuid.UUID, seq int64) []byte {
-	k := make([]byte, 0, 3+16+8)
-	k = append(k, keyPrefix...)
-	k = append(k, tagRecord)
-	k = append(k, chain[:]...)
-	return binary.BigEndian.AppendUint64(k, uint64(seq))
+	return putRecordKey(make([]byte, 0, keyLenRecord), chain, seq)
 }
 
 // chainBounds returns [lower, upper) covering the chain's records with
@@ -42,11 +53,7 @@ func chainBounds(chain uuid.UUID, from int64) (lower, upper []byte) {
 		from = 0
 	}
 	lower = recordKey(chain, from)
-	upper = make([]byte, 0, 3+16)
-	upper = append(upper, keyPrefix...)
-	upper = append(upper, tagRecord)
-	upper = append(upper, chain[:]...)
-	return lower, prefixEnd(upper)
+	return lower, prefixEnd(lower[:keyLenRecord-8])
 }
 
 // prefixEnd returns the smallest key greater than every key with prefix p.
@@ -61,32 +68,24 @@ func prefixEnd(p []byte) []byte {
 	return nil // p is all 0xff: no upper bound
 }
 
-func headKey(chain uuid.UUID) []byte {
-	return append([]byte{'e', '/', tagHead}, chain[:]...)
+func putHeadKey(dst []byte, chain uuid.UUID) []byte {
+	return append(append(dst, 'e', '/', tagHead), chain[:]...)
 }
 
-func recordIDKey(id uuid.UUID) []byte {
-	return append([]byte{'e', '/', tagRecordID}, id[:]...)
+func putRecordIDKey(dst []byte, id uuid.UUID) []byte {
+	return append(append(dst, 'e', '/', tagRecordID), id[:]...)
 }
 
-// hashKey indexes a chain hash by its raw 32 bytes. Append only indexes
+// putHashKey indexes a chain hash by its raw 32 bytes. Append only indexes
 // records that passed CheckIntegrity, so the hash is 64 lowercase hex
-// digits; ok is false otherwise.
-func hashKey(chainHash string) (k []byte, ok bool) {
-	k = make([]byte, 3+32)
-	copy(k, []byte{'e', '/', tagHash})
-	if len(chainHash) != 64 {
-		return nil, false
-	}
-	if _, err := hex.Decode(k[3:], []byte(chainHash)); err != nil {
-		return nil, false
-	}
-	return k, true
+// digits.
+func putHashKey(dst []byte, chainHash string) []byte {
+	dst = append(dst, 'e', '/', tagHash)
+	var raw [32]byte
+	_, _ = hex.Decode(raw[:], []byte(chainHash))
+	return append(dst, raw[:]...)
 }
 
-// locator is the value of both indexes: where the record lives.
-func locator(chain uuid.UUID, seq int64) []byte {
-	v := make([]byte, 0, 24)
-	v = append(v, chain[:]...)
-	return binary.BigEndian.AppendUint64(v, uint64(seq))
+func putLocator(dst []byte, chain uuid.UUID, seq int64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, chain[:]...), uint64(seq))
 }

@@ -179,6 +179,8 @@ func TestOptions_Validate(t *testing.T) {
 	require.Equal(t, int64(DefaultBallastSize), o.BallastSize)
 	o.MemTableSize = 10
 	require.Error(t, o.Validate())
+	o = (&Options{CacheSize: 8 << 20, MemTableSize: 4 << 20}).EnsureDefaults()
+	require.Error(t, o.Validate(), "no room left for blocks")
 	_, err := Open(t.TempDir(), Options{MemTableSize: 10})
 	require.Error(t, err)
 }

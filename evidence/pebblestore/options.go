@@ -39,7 +39,10 @@ type Options struct {
 	BallastSize int64
 
 	// CacheSize is Pebble's block cache in bytes, used only by Open.
-	// Default 8 MiB (Pebble's).
+	// Default 64 MiB. NB: Pebble charges live memtables to this cache, so
+	// with Pebble's own defaults (8 MiB cache, 4 MiB memtables) almost
+	// nothing is ever cached and every index lookup of an append reads
+	// from the file. Validate requires at least 4×MemTableSize.
 	CacheSize int64
 
 	// MemTableSize is Pebble's memtable size in bytes, used only by Open.
@@ -59,7 +62,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.BallastSize = DefaultBallastSize
 	}
 	if o.CacheSize == 0 {
-		o.CacheSize = 8 << 20
+		o.CacheSize = 64 << 20
 	}
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 4 << 20
@@ -71,8 +74,8 @@ func (o *Options) EnsureDefaults() *Options {
 // EnsureDefaults; Open and New call both.
 func (o *Options) Validate() error {
 	switch {
-	case o.CacheSize < 0:
-		return errors.New("pebblestore: Options.CacheSize must be >= 0")
+	case o.CacheSize < 4*int64(o.MemTableSize):
+		return errors.New("pebblestore: Options.CacheSize must be at least 4×MemTableSize (memtables are charged to the cache)")
 	case o.MemTableSize < 1<<16:
 		// Pebble's own lower bound on a memtable.
 		return errors.New("pebblestore: Options.MemTableSize must be at least 64 KiB")

@@ -64,7 +64,8 @@ func (s *Store) Head(ctx context.Context, chainID uuid.UUID) (governance.ChainHe
 }
 
 func (s *Store) readHead(r pebble.Reader, chainID uuid.UUID) (governance.ChainHead, error) {
-	v, closer, err := r.Get(headKey(chainID))
+	var k [keyLenHead]byte
+	v, closer, err := r.Get(putHeadKey(k[:0], chainID))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return governance.EmptyHead, nil
 	}

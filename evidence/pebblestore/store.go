@@ -40,8 +40,11 @@ type Store struct {
 
 	// stripes serialize the duplicate checks and the write of a record id
 	// or chain hash across chains. Lock order: chain lock, then stripes in
-	// ascending index order.
-	stripes [64]sync.Mutex
+	// ascending index order. NB: a stripe is held through ApplyNoSyncWait
+	// (the commit pipeline), so there must be many more stripes than
+	// concurrent appenders or unrelated appends queue behind each other:
+	// with 64 stripes, 64 writers spent most of their time here.
+	stripes [4096]sync.Mutex
 }
 
 // chainState is the per-chain append lock and the cached head.

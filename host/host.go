@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host/internal/extismrt"
 	"github.com/govhost/govhost/host/internal/interrupt"
 	"github.com/govhost/govhost/host/internal/native"
@@ -166,6 +167,12 @@ func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*M
 // fast runtime, or as it is on the WithCloseOnContextDone runtime when it
 // cannot be instrumented; the result says which runtime owns it.
 func (h *Host) compileNative(ctx context.Context, wasm []byte) (wazero.CompiledModule, wazero.Runtime, error) {
+	if extism, _ := interrupt.ImportsModule(wasm, abi.ImportModuleExtism); extism {
+		// Extism runs it on its own runtime with h.rc: compiling it with
+		// h.rc here fills the cache that Extism's compile then hits.
+		cm, err := h.rt.CompileModule(ctx, wasm)
+		return cm, h.rt, err
+	}
 	if instrumented, err := interrupt.Instrument(wasm); err == nil {
 		if cm, err := h.fast.CompileModule(ctx, instrumented); err == nil {
 			return cm, h.fast, nil

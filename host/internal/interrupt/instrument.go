@@ -317,3 +317,47 @@ func instrumentFunc(dst, code []byte, flag uint32, check []byte) ([]byte, error)
 	}
 	return append(dst, r.b[last:]...), nil
 }
+
+// ImportsModule reports whether wasm imports anything from module name,
+// reading only the import section (wazero validates the rest later).
+func ImportsModule(wasm []byte, name string) (bool, error) {
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
+		return false, fmt.Errorf("%w: not a Wasm binary", ErrUnsupported)
+	}
+	r := reader{b: wasm, i: 8}
+	for r.i < len(r.b) && r.err == nil {
+		id := r.byte()
+		body := r.bytes(int(r.u32()))
+		if id != secImport || r.err != nil {
+			continue
+		}
+		ir := reader{b: body}
+		n := ir.u32()
+		for i := uint32(0); i < n && ir.err == nil; i++ {
+			mod := ir.bytes(int(ir.u32()))
+			ir.bytes(int(ir.u32()))
+			if string(mod) == name {
+				return true, nil
+			}
+			switch kind := ir.byte(); kind {
+			case 0x00:
+				ir.u32()
+			case 0x01:
+				ir.refType()
+				ir.limits()
+			case 0x02:
+				ir.limits()
+			case 0x03:
+				ir.valType()
+				ir.byte()
+			case 0x04:
+				ir.byte()
+				ir.u32()
+			default:
+				return false, fmt.Errorf("%w: import kind %#x", ErrUnsupported, kind)
+			}
+		}
+		return false, ir.err
+	}
+	return false, r.err
+}

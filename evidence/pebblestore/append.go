@@ -102,6 +102,7 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 	writeHead(b, chainID, records[len(records)-1].Head())
 
 	c := s.chain(chainID)
+	defer s.release(chainID, c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var stripeBuf [8]int

@@ -49,6 +49,7 @@ type Store struct {
 
 // chainState is the per-chain append lock and the cached head.
 type chainState struct {
+	refs   int // appends holding or waiting for mu; guarded by Store.mu
 	mu     sync.Mutex
 	loaded bool
 	// head is the head of the last batch applied to Pebble (visible, maybe
@@ -168,6 +169,13 @@ func (s *Store) fencedErr() error {
 	return nil
 }
 
+// maxIdleChains bounds the head cache: every task is a chain, so a
+// long-running host would otherwise keep one entry per chain it ever
+// touched. Beyond it, a chain's entry is dropped when its last append
+// ends, and the next append re-reads its persisted head (one Get).
+var maxIdleChains = 1 << 16 // a var for tests
+
+// chain returns the chain's state, held until release.
 func (s *Store) chain(id uuid.UUID) *chainState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,5 +184,15 @@ func (s *Store) chain(id uuid.UUID) *chainState {
 		c = &chainState{}
 		s.chains[id] = c
 	}
+	c.refs++
 	return c
+}
+
+func (s *Store) release(id uuid.UUID, c *chainState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.refs--
+	if c.refs == 0 && len(s.chains) > maxIdleChains {
+		delete(s.chains, id)
+	}
 }

@@ -80,3 +80,32 @@ func TestStore_Open_ReopenKeepsHeadsAndRecords(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, governance.ConflictDuplicateRecordID, ce.Kind)
 }
+
+// TestStore_Append_HeadCacheEviction: with the head cache bounded to one
+// chain, appends that alternate between chains re-read persisted heads and
+// still enforce positions.
+func TestStore_Append_HeadCacheEviction(t *testing.T) {
+	defer func(n int) { maxIdleChains = n }(maxIdleChains)
+	maxIdleChains = 1
+	ctx := context.Background()
+	s, _ := openTest(t, Options{})
+	a, b := uuid.New(), uuid.New()
+	ha, hb := governance.EmptyHead, governance.EmptyHead
+	for range 3 {
+		ra, rb := storetest.Next(t, ha, a), storetest.Next(t, hb, b)
+		_, err := s.Append(ctx, ra)
+		require.NoError(t, err)
+		_, err = s.Append(ctx, rb)
+		require.NoError(t, err)
+		_, err = s.Append(ctx, storetest.Next(t, ha, a))
+		var ce *governance.EvidenceConflictError
+		require.ErrorAs(t, err, &ce, "a stale head is refused after eviction")
+		ha, hb = ra.Head(), rb.Head()
+	}
+	require.LessOrEqual(t, len(s.chains), 1)
+	for chain, h := range map[uuid.UUID]governance.ChainHead{a: ha, b: hb} {
+		res, err := s.Verify(ctx, chain, h.Hash)
+		require.NoError(t, err)
+		require.True(t, res.Valid)
+	}
+}

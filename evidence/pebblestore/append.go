@@ -48,13 +48,15 @@ func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRe
 	if len(records) == 0 {
 		return nil, nil
 	}
+	for _, r := range records {
+		if err := r.CheckIntegrity(); err != nil {
+			return nil, err
+		}
+	}
 	chainID := records[0].ChainID
 	for _, r := range records {
 		if r.ChainID != chainID {
 			return nil, evidence.ErrBatchChains
-		}
-		if err := r.CheckIntegrity(); err != nil {
-			return nil, err
 		}
 	}
 	if err := s.enter(); err != nil {

@@ -99,6 +99,19 @@ func TestStore_Append_FailedWALWriteOrSync(t *testing.T) {
 
 			// The process "restarts" from what the disk holds.
 			requireRecovers(t, mem, chain, acked)
+			// Closing the fenced store reports the failure and releases the
+			// directory: reopening it in this process works.
+			require.ErrorIs(t, s.Close(), errorfs.ErrInjected)
+			inj.on.Store(false)
+			s, err = Open("db", Options{FS: errorfs.Wrap(mem, inj), BallastSize: -1})
+			require.NoError(t, err)
+			defer s.Close()
+			head, err := s.Head(ctx, chain)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, head.Sequence, acked[4].Sequence)
+			res, err := s.Verify(ctx, chain, head.Hash)
+			require.NoError(t, err)
+			require.True(t, res.Valid)
 		})
 	}
 }

@@ -54,11 +54,6 @@ func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRe
 		}
 	}
 	chainID := records[0].ChainID
-	for _, r := range records {
-		if r.ChainID != chainID {
-			return nil, evidence.ErrBatchChains
-		}
-	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -188,10 +183,14 @@ func writeHead(b *pebble.Batch, chain uuid.UUID, h governance.ChainHead) {
 	_ = op.Finish()
 }
 
-// checkPositions applies CheckBatch's in-batch rules without re-hashing
-// (integrity was checked before the lock).
+// checkPositions applies CheckBatch's rules (one chain, no repeat inside
+// the batch, consecutive positions) without re-hashing: integrity was
+// checked before the lock.
 func checkPositions(head governance.ChainHead, records []governance.EvidenceRecord) error {
 	for i, r := range records {
+		if r.ChainID != records[0].ChainID {
+			return evidence.ErrBatchChains
+		}
 		for _, p := range records[:i] {
 			if p.RecordID == r.RecordID {
 				return evidence.DuplicateID(r)

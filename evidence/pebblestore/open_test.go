@@ -155,6 +155,25 @@ func TestNew_SharesDBWithOtherKeyspaces(t *testing.T) {
 	require.Equal(t, recs, got)
 }
 
+func TestStore_DB_SharedWithAnotherKeyspace(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openTest(t, Options{})
+	chain, recs := storetest.Fill(t, s, 2)
+	require.NoError(t, s.DB().Set([]byte("p/policy/1"), []byte("v1"), pebble.Sync))
+	require.NoError(t, s.Close())
+
+	s, err := Open(dir, Options{BallastSize: -1})
+	require.NoError(t, err)
+	defer s.Close()
+	v, closer, err := s.DB().Get([]byte("p/policy/1"))
+	require.NoError(t, err)
+	require.Equal(t, "v1", string(v))
+	require.NoError(t, closer.Close())
+	res, err := s.Verify(ctx, chain, recs[1].ChainHash)
+	require.NoError(t, err)
+	require.True(t, res.Valid, "the other keyspace does not disturb the chains")
+}
+
 func TestNew_RefusesUnknownFormat(t *testing.T) {
 	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 	require.NoError(t, err)

@@ -118,6 +118,13 @@ func (s *Store) checkFormat() error {
 	return nil
 }
 
+// DB returns the Pebble DB under the store, so that another store (the
+// policy store) can keep its own keyspace in the same directory and share
+// its WAL syncs, logger, fatal path and ballast. It must use keys outside
+// "e/" and stop using the DB before this store's Close, which closes the
+// DB when Open opened it.
+func (s *Store) DB() *pebble.DB { return s.db }
+
 // Close waits for in-flight operations, then closes the DB if Open opened
 // it. Later calls fail with ErrClosed. Close is idempotent.
 func (s *Store) Close() error {

@@ -5,8 +5,9 @@
 // unchanged.
 //
 // It owns the keys starting with "e/" of its Pebble DB and nothing else:
-// Open gives it a directory of its own; New shares a DB opened by someone
-// else (the policy store keeps "p/" beside it). It does not own the record
+// Open gives it a directory of its own (Store.DB lends that DB to a store
+// keeping another keyspace beside it, such as the policy store's "p/");
+// New runs it on a DB opened by someone else. It does not own the record
 // model, the hashing or the verification rules (package governance and
 // evidence.Verifier), nor any policy data.
 //

@@ -41,7 +41,7 @@
 // Pebble itself) may include a batch whose sync is still pending; only a
 // returned Append promises survival.
 //
-// Open tunes Pebble for this workload: 32 KiB blocks (Verify streams),
+// Open tunes Pebble for this workload: 64 KiB blocks (Verify streams),
 // bloom filters (the index lookups of an append almost always miss), and a
 // 64 MiB block cache by default, because Pebble charges live memtables to
 // the cache and its own 8 MiB default leaves no room for blocks.

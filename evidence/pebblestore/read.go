@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/google/uuid"
@@ -27,6 +28,9 @@ func (s *Store) Read(ctx context.Context, chainID uuid.UUID, afterSequence int64
 		return nil, err
 	}
 	defer s.closeMu.RUnlock()
+	if afterSequence == math.MaxInt64 {
+		return []governance.EvidenceRecord{}, nil // nothing follows; +1 would wrap to the start
+	}
 	lower, upper := chainBounds(chainID, afterSequence+1)
 	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {

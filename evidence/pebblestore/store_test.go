@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -72,6 +73,9 @@ func TestStore_Open_ReopenKeepsHeadsAndRecords(t *testing.T) {
 	got, err := s2.Read(ctx, chain, -1)
 	require.NoError(t, err)
 	require.Equal(t, recs, got)
+	got, err = s2.Read(ctx, chain, math.MaxInt64)
+	require.NoError(t, err)
+	require.Empty(t, got)
 	// The head cache is rebuilt lazily from the persisted head: appends go on.
 	_, err = s2.Append(ctx, storetest.Next(t, h, chain))
 	require.NoError(t, err)

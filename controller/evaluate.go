@@ -21,9 +21,10 @@ type gateOutcome struct {
 // evaluate runs the applicable bindings once each in snapshot order, then,
 // when any of them is a transform, every check binding again on the final
 // arguments (ADR-0086 D2's security → user → security as one evaluation
-// with two phases). It stops at the first blocking deny. An error means a
-// record could not be appended.
-func (op *operation) evaluate(gateCtx, ctx context.Context) (verdict, error) {
+// with two phases). It stops at the first blocking deny. The
+// GATE_EVALUATED records collect in op.evaluated: the caller appends them
+// in one batch before acting on the verdict.
+func (op *operation) evaluate(ctx context.Context) verdict {
 	var applicable []governance.ExecutableGateBinding
 	hasTransform := false
 	for _, b := range op.snap.GateBindings() {
@@ -33,33 +34,34 @@ func (op *operation) evaluate(gateCtx, ctx context.Context) (verdict, error) {
 		}
 	}
 	if len(applicable) == 0 {
-		return verdict{denied: true, reason: ReasonNoGateBinding}, nil
+		return verdict{denied: true, reason: ReasonNoGateBinding}
 	}
 	for _, b := range applicable {
-		if v, err := op.runBinding(gateCtx, ctx, b, abi.PhaseCheck); err != nil || v.denied {
-			return v, err
+		if v := op.runBinding(ctx, b, abi.PhaseCheck); v.denied {
+			return v
 		}
 	}
 	if !hasTransform {
-		return verdict{}, nil
+		return verdict{}
 	}
 	for _, b := range applicable {
 		if b.Transform() {
 			continue
 		}
-		if v, err := op.runBinding(gateCtx, ctx, b, abi.PhaseRecheck); err != nil || v.denied {
-			return v, err
+		if v := op.runBinding(ctx, b, abi.PhaseRecheck); v.denied {
+			return v
 		}
 	}
-	return verdict{}, nil
+	return verdict{}
 }
 
-// runBinding evaluates one binding, applies its level, records
-// GATE_EVALUATED, and says whether the operation is blocked.
-func (op *operation) runBinding(gateCtx, ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) (verdict, error) {
+// runBinding evaluates one binding, applies its level, adds its
+// GATE_EVALUATED record to op.evaluated, and says whether the operation is
+// blocked.
+func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) verdict {
 	inDigest := op.args.Digest
 	start := time.Now()
-	out, extra := op.evaluateGate(gateCtx, b, phase)
+	out, extra := op.evaluateGate(ctx, b, phase)
 	payload := map[string]any{
 		"gate_id": b.GateID(), "level": string(b.Level()), "decision": string(out.decision),
 		"reason_code": out.reason, "phase": string(phase), "argument_digest": inDigest,
@@ -86,13 +88,11 @@ func (op *operation) runBinding(gateCtx, ctx context.Context, b governance.Execu
 		payload["output_argument_digest"] = out.replaced.Digest
 		op.args = *out.replaced
 	}
-	if err := op.record(ctx, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: payload}); err != nil {
-		return verdict{}, err
-	}
+	op.evaluated = append(op.evaluated, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: payload})
 	if blocked {
-		return verdict{denied: true, gateID: b.GateID(), reason: out.reason, message: out.message, phase: phase}, nil
+		return verdict{denied: true, gateID: b.GateID(), reason: out.reason, message: out.message, phase: phase}
 	}
-	return verdict{}, nil
+	return verdict{}
 }
 
 // evaluateGate asks the gate and maps every answer and failure onto the

@@ -42,8 +42,8 @@ func (s *failingStore) AppendBatch(ctx context.Context, recs []governance.Eviden
 }
 
 // TestInvoke_EvidenceFailureAtEachStep fails the store at each append of
-// an allowed call (1: POLICY_BOUND+OPERATION_STARTED, 2: GATE_EVALUATED,
-// 3: CALLABLE_COMPLETED) and of a failing call.
+// an allowed call (1: POLICY_BOUND+OPERATION_STARTED, 2: the GATE_EVALUATED
+// batch, 3: CALLABLE_COMPLETED) and of a denied and a failing call.
 func TestInvoke_EvidenceFailureAtEachStep(t *testing.T) {
 	for _, c := range []struct {
 		failAt   int64
@@ -63,8 +63,8 @@ func TestInvoke_EvidenceFailureAtEachStep(t *testing.T) {
 		}
 	}
 
-	// A denial whose OPERATION_DENIED cannot be written.
-	store := &failingStore{Store: evidence.NewMemStore(), failAt: 3}
+	// A denial whose GATE_EVALUATED + OPERATION_DENIED batch cannot be written.
+	store := &failingStore{Store: evidence.NewMemStore(), failAt: 2}
 	e := newEnvWithStore(t, store, []binding{hard("g", answer(abi.DecisionDeny, "no"))})
 	_, err := e.invoke("bash", `{}`)
 	var ge *governance.GovernanceEvidenceError

@@ -19,6 +19,8 @@ type operation struct {
 	ctx  governance.OperationContext
 	snap governance.PolicySnapshot
 	args Arguments
+	// evaluated collects the GATE_EVALUATED records of this operation.
+	evaluated []recordSpec
 	// cwd and facts are resolved once per argument version.
 	cwd        string
 	facts      []abi.PathFact
@@ -78,14 +80,17 @@ func (op *operation) run(callerCtx context.Context) (any, error) {
 		return nil, op.evidenceError(err, false)
 	}
 
-	v, err := op.evaluate(callerCtx, ctx)
-	if err != nil {
+	// The gate records and, for a denial, OPERATION_DENIED commit in one
+	// batch before the verdict is acted on: one durable write, not one per
+	// gate.
+	v := op.evaluate(callerCtx)
+	if v.denied {
+		op.evaluated = append(op.evaluated, op.deniedSpec(v))
+	}
+	if err := op.record(ctx, op.evaluated...); err != nil {
 		return nil, op.evidenceError(err, false)
 	}
 	if v.denied {
-		if err := op.record(ctx, op.deniedSpec(v)); err != nil {
-			return nil, op.evidenceError(err, false)
-		}
 		return nil, op.deniedError(v)
 	}
 	return op.callTool(callerCtx, ctx)

@@ -38,7 +38,8 @@ func Canonical(v any) ([]byte, error) {
 
 // AppendCanonical appends the canonical JSON text of v to dst.
 func AppendCanonical(dst []byte, v any) ([]byte, error) {
-	return appendValue(dst, v, "$")
+	dst, err := appendValue(dst, v)
+	return dst, at(err, "$")
 }
 
 // CanonicalDigest returns the canonical text of v and the lowercase hex
@@ -57,7 +58,7 @@ func SHA256Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func appendValue(dst []byte, v any, path string) ([]byte, error) {
+func appendValue(dst []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
@@ -67,7 +68,7 @@ func appendValue(dst []byte, v any, path string) ([]byte, error) {
 		}
 		return append(dst, "false"...), nil
 	case string:
-		return appendString(dst, x, path)
+		return appendString(dst, x)
 	case int:
 		return strconv.AppendInt(dst, int64(x), 10), nil
 	case int64:
@@ -77,16 +78,16 @@ func appendValue(dst []byte, v any, path string) ([]byte, error) {
 	case uint64:
 		return strconv.AppendUint(dst, x, 10), nil
 	case json.Number:
-		return appendNumber(dst, x, path)
+		return appendNumber(dst, x)
 	case *big.Int:
 		if x == nil {
 			return append(dst, "null"...), nil
 		}
 		return x.Append(dst, 10), nil
 	case float32, float64:
-		return nil, &CanonicalError{Path: path, Reason: "float values are not approved (use integers, e.g. microseconds)"}
+		return nil, &CanonicalError{Reason: "float values are not approved (use integers, e.g. microseconds)"}
 	case []byte:
-		return nil, &CanonicalError{Path: path, Reason: "bytes are not approved (encode them first, e.g. as a digest)"}
+		return nil, &CanonicalError{Reason: "bytes are not approved (encode them first, e.g. as a digest)"}
 	case uuid.UUID:
 		dst = append(dst, '"')
 		dst = append(dst, x.String()...)
@@ -95,10 +96,10 @@ func appendValue(dst []byte, v any, path string) ([]byte, error) {
 		if !x.Valid {
 			return append(dst, "null"...), nil
 		}
-		return appendValue(dst, x.UUID, path)
+		return appendValue(dst, x.UUID)
 	case time.Time:
 		if x.IsZero() {
-			return nil, &CanonicalError{Path: path, Reason: "zero time is not approved"}
+			return nil, &CanonicalError{Reason: "zero time is not approved"}
 		}
 		dst = append(dst, '"')
 		dst = AppendTime(dst, x)
@@ -110,8 +111,8 @@ func appendValue(dst []byte, v any, path string) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendValue(dst, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return nil, err
+			if dst, err = appendValue(dst, e); err != nil {
+				return nil, at(err, "["+strconv.Itoa(i)+"]")
 			}
 		}
 		return append(dst, ']'), nil
@@ -122,8 +123,8 @@ func appendValue(dst []byte, v any, path string) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendString(dst, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return nil, err
+			if dst, err = appendString(dst, e); err != nil {
+				return nil, at(err, "["+strconv.Itoa(i)+"]")
 			}
 		}
 		return append(dst, ']'), nil
@@ -139,41 +140,41 @@ func appendValue(dst []byte, v any, path string) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendString(dst, k, path); err != nil {
+			if dst, err = appendString(dst, k); err != nil {
 				return nil, err
 			}
 			dst = append(dst, ':')
-			if dst, err = appendValue(dst, x[k], childPath(path, k)); err != nil {
-				return nil, err
+			if dst, err = appendValue(dst, x[k]); err != nil {
+				return nil, at(err, "["+strconv.Quote(k)+"]")
 			}
 		}
 		return append(dst, '}'), nil
 	}
-	return appendReflect(dst, reflect.ValueOf(v), path)
+	return appendReflect(dst, reflect.ValueOf(v))
 }
 
 // appendReflect handles the approved kinds that have no fast path: named
 // integer and string types (enums), other slices, and maps with string keys.
-func appendReflect(dst []byte, rv reflect.Value, path string) ([]byte, error) {
+func appendReflect(dst []byte, rv reflect.Value) ([]byte, error) {
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return strconv.AppendInt(dst, rv.Int(), 10), nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return strconv.AppendUint(dst, rv.Uint(), 10), nil
 	case reflect.String:
-		return appendString(dst, rv.String(), path)
+		return appendString(dst, rv.String())
 	case reflect.Bool:
-		return appendValue(dst, rv.Bool(), path)
+		return appendValue(dst, rv.Bool())
 	case reflect.Float32, reflect.Float64:
-		return nil, &CanonicalError{Path: path, Reason: "float values are not approved (use integers, e.g. microseconds)"}
+		return nil, &CanonicalError{Reason: "float values are not approved (use integers, e.g. microseconds)"}
 	case reflect.Pointer, reflect.Interface:
 		if rv.IsNil() {
 			return append(dst, "null"...), nil
 		}
-		return appendValue(dst, rv.Elem().Interface(), path)
+		return appendValue(dst, rv.Elem().Interface())
 	case reflect.Slice, reflect.Array:
 		if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
-			return nil, &CanonicalError{Path: path, Reason: "bytes are not approved (encode them first, e.g. as a digest)"}
+			return nil, &CanonicalError{Reason: "bytes are not approved (encode them first, e.g. as a digest)"}
 		}
 		dst = append(dst, '[')
 		for i := 0; i < rv.Len(); i++ {
@@ -181,14 +182,14 @@ func appendReflect(dst []byte, rv reflect.Value, path string) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendValue(dst, rv.Index(i).Interface(), path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return nil, err
+			if dst, err = appendValue(dst, rv.Index(i).Interface()); err != nil {
+				return nil, at(err, "["+strconv.Itoa(i)+"]")
 			}
 		}
 		return append(dst, ']'), nil
 	case reflect.Map:
 		if rv.Type().Key().Kind() != reflect.String {
-			return nil, &CanonicalError{Path: path, Reason: "map keys must be strings"}
+			return nil, &CanonicalError{Reason: "map keys must be strings"}
 		}
 		keys := make([]string, 0, rv.Len())
 		for _, k := range rv.MapKeys() {
@@ -201,13 +202,13 @@ func appendReflect(dst []byte, rv reflect.Value, path string) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendString(dst, k, path); err != nil {
+			if dst, err = appendString(dst, k); err != nil {
 				return nil, err
 			}
 			dst = append(dst, ':')
 			elem := rv.MapIndex(reflect.ValueOf(k).Convert(rv.Type().Key()))
-			if dst, err = appendValue(dst, elem.Interface(), childPath(path, k)); err != nil {
-				return nil, err
+			if dst, err = appendValue(dst, elem.Interface()); err != nil {
+				return nil, at(err, "["+strconv.Quote(k)+"]")
 			}
 		}
 		return append(dst, '}'), nil
@@ -215,22 +216,22 @@ func appendReflect(dst []byte, rv reflect.Value, path string) ([]byte, error) {
 	if !rv.IsValid() {
 		return append(dst, "null"...), nil
 	}
-	return nil, &CanonicalError{Path: path, Reason: fmt.Sprintf("type %s is not approved", rv.Type())}
+	return nil, &CanonicalError{Reason: fmt.Sprintf("type %s is not approved", rv.Type())}
 }
 
 // appendNumber writes an integer literal exactly as Python's int would;
 // a literal with a fraction or exponent is a float and refused.
-func appendNumber(dst []byte, n json.Number, path string) ([]byte, error) {
+func appendNumber(dst []byte, n json.Number) ([]byte, error) {
 	s := string(n)
 	if strings.ContainsAny(s, ".eE") {
-		return nil, &CanonicalError{Path: path, Reason: "float values are not approved (use integers, e.g. microseconds)"}
+		return nil, &CanonicalError{Reason: "float values are not approved (use integers, e.g. microseconds)"}
 	}
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return strconv.AppendInt(dst, i, 10), nil
 	}
 	var b big.Int
 	if _, ok := b.SetString(s, 10); !ok {
-		return nil, &CanonicalError{Path: path, Reason: "not a number"}
+		return nil, &CanonicalError{Reason: "not a number"}
 	}
 	return b.Append(dst, 10), nil
 }
@@ -241,9 +242,9 @@ const hexDigits = "0123456789abcdef"
 // ensure_ascii=False does: only '"', '\\' and control characters below
 // U+0020 are escaped; everything else, including '<', '>', '&', U+007F,
 // U+2028 and U+2029, is written raw.
-func appendString(dst []byte, s string, path string) ([]byte, error) {
+func appendString(dst []byte, s string) ([]byte, error) {
 	if !utf8.ValidString(s) {
-		return nil, &CanonicalError{Path: path, Reason: "string is not valid UTF-8"}
+		return nil, &CanonicalError{Reason: "string is not valid UTF-8"}
 	}
 	dst = append(dst, '"')
 	start := 0
@@ -277,6 +278,11 @@ func appendString(dst []byte, s string, path string) ([]byte, error) {
 	return append(dst, '"'), nil
 }
 
-func childPath(path, key string) string {
-	return path + "[" + strconv.Quote(key) + "]"
+// at prefixes a *CanonicalError's path with seg as the error unwinds, so
+// paths cost nothing unless a value is refused.
+func at(err error, seg string) error {
+	if ce, ok := err.(*CanonicalError); ok {
+		ce.Path = seg + ce.Path
+	}
+	return err
 }

@@ -30,7 +30,9 @@ var EvidenceTypes = []EvidenceType{
 func (t EvidenceType) Valid() bool { return oneOf(t, EvidenceTypes) }
 
 // UnmarshalJSON refuses a type outside the taxonomy.
-func (t *EvidenceType) UnmarshalJSON(b []byte) error { return unmarshalEnum(b, t, EvidenceTypes, "record_type") }
+func (t *EvidenceType) UnmarshalJSON(b []byte) error {
+	return unmarshalEnum(b, t, EvidenceTypes, "record_type")
+}
 
 // VerificationFailureCode says why a chain or certificate failed to verify.
 type VerificationFailureCode string
@@ -141,7 +143,9 @@ var policyScopes = []PolicyScope{ScopeGlobal, ScopeRole, ScopeResource}
 func (s PolicyScope) Valid() bool { return oneOf(s, policyScopes) }
 
 // UnmarshalJSON refuses an unknown scope.
-func (s *PolicyScope) UnmarshalJSON(b []byte) error { return unmarshalEnum(b, s, policyScopes, "scope") }
+func (s *PolicyScope) UnmarshalJSON(b []byte) error {
+	return unmarshalEnum(b, s, policyScopes, "scope")
+}
 
 func oneOf[T comparable](v T, set []T) bool {
 	for _, s := range set {

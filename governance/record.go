@@ -117,36 +117,36 @@ func (r EvidenceRecord) appendChainInput(dst []byte) ([]byte, error) {
 	dst = append(dst, `","created_at":"`...)
 	dst = AppendTime(dst, r.CreatedAt)
 	dst = append(dst, `","hash_algorithm":`...)
-	if dst, err = appendString(dst, r.HashAlgorithm, "hash_algorithm"); err != nil {
-		return nil, err
+	if dst, err = appendString(dst, r.HashAlgorithm); err != nil {
+		return nil, at(err, "hash_algorithm")
 	}
 	dst = append(dst, `,"operation_id":`...)
 	dst = appendNullUUID(dst, r.OperationID)
 	dst = append(dst, `,"payload_digest":`...)
-	if dst, err = appendString(dst, r.PayloadDigest, "payload_digest"); err != nil {
-		return nil, err
+	if dst, err = appendString(dst, r.PayloadDigest); err != nil {
+		return nil, at(err, "payload_digest")
 	}
 	dst = append(dst, `,"payload_json":`...)
-	if dst, err = appendString(dst, r.PayloadJSON, "payload_json"); err != nil {
-		return nil, err
+	if dst, err = appendString(dst, r.PayloadJSON); err != nil {
+		return nil, at(err, "payload_json")
 	}
 	dst = append(dst, `,"policy_id":"`...)
 	dst = appendUUID(dst, r.PolicyID)
 	dst = append(dst, `","policy_version":`...)
-	if dst, err = appendString(dst, r.PolicyVersion, "policy_version"); err != nil {
-		return nil, err
+	if dst, err = appendString(dst, r.PolicyVersion); err != nil {
+		return nil, at(err, "policy_version")
 	}
 	dst = append(dst, `,"previous_chain_hash":`...)
 	if r.PreviousChainHash == "" {
 		dst = append(dst, "null"...)
-	} else if dst, err = appendString(dst, r.PreviousChainHash, "previous_chain_hash"); err != nil {
-		return nil, err
+	} else if dst, err = appendString(dst, r.PreviousChainHash); err != nil {
+		return nil, at(err, "previous_chain_hash")
 	}
 	dst = append(dst, `,"record_id":"`...)
 	dst = appendUUID(dst, r.RecordID)
 	dst = append(dst, `","record_type":`...)
-	if dst, err = appendString(dst, string(r.RecordType), "record_type"); err != nil {
-		return nil, err
+	if dst, err = appendString(dst, string(r.RecordType)); err != nil {
+		return nil, at(err, "record_type")
 	}
 	dst = append(dst, `,"sequence":`...)
 	dst = strconv.AppendInt(dst, r.Sequence, 10)

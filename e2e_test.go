@@ -108,7 +108,7 @@ func TestEndToEnd_AgentScript(t *testing.T) {
 
 	type step struct {
 		tool, op, args string
-		reason     string // "" allowed, else the denial's reason code
+		reason         string // "" allowed, else the denial's reason code
 	}
 	script := []step{
 		{"read", "read_file", `{"path":"notes.txt"}`, ""},

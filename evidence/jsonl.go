@@ -24,7 +24,9 @@ type LineError struct {
 	Err  error
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("evidence: chain file line %d: %v", e.Line, e.Err) }
+func (e *LineError) Error() string {
+	return fmt.Sprintf("evidence: chain file line %d: %v", e.Line, e.Err)
+}
 func (e *LineError) Unwrap() error { return e.Err }
 func (e *LineError) Is(target error) bool {
 	return target == ErrChainFile

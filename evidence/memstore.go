@@ -125,12 +125,13 @@ func (s *MemStore) Read(ctx context.Context, chainID uuid.UUID, afterSequence in
 		return nil, err
 	}
 	recs := s.snapshot(chainID)
+	// NB: compare before adding one, so afterSequence = MaxInt64 cannot wrap.
+	if afterSequence >= int64(len(recs))-1 {
+		return []governance.EvidenceRecord{}, nil
+	}
 	start := afterSequence + 1
 	if start < 0 {
 		start = 0
-	}
-	if start >= int64(len(recs)) {
-		return []governance.EvidenceRecord{}, nil
 	}
 	return append([]governance.EvidenceRecord(nil), recs[start:]...), nil
 }

@@ -44,7 +44,9 @@ func TestVerifyRecords_EveryFieldTampered(t *testing.T) {
 		code  governance.VerificationFailureCode
 		apply func(r *governance.EvidenceRecord)
 	}{
-		{"payload_json", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.PayloadJSON = strings.Replace(r.PayloadJSON, "deny", "allw", 1) + " " }},
+		{"payload_json", governance.ContentMismatch, func(r *governance.EvidenceRecord) {
+			r.PayloadJSON = strings.Replace(r.PayloadJSON, "deny", "allw", 1) + " "
+		}},
 		{"payload_digest", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.PayloadDigest = other }},
 		{"chain_hash", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.ChainHash = other }},
 		{"record_id", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.RecordID = uuid.New() }},
@@ -53,7 +55,9 @@ func TestVerifyRecords_EveryFieldTampered(t *testing.T) {
 		{"operation_id", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.OperationID = uuid.NullUUID{UUID: uuid.New(), Valid: true} }},
 		{"policy_id", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.PolicyID = uuid.New() }},
 		{"policy_version", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.PolicyVersion += "x" }},
-		{"supersedes_record_id", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.SupersedesRecordID = uuid.NullUUID{UUID: uuid.New(), Valid: true} }},
+		{"supersedes_record_id", governance.ContentMismatch, func(r *governance.EvidenceRecord) {
+			r.SupersedesRecordID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+		}},
 		{"created_at", governance.ContentMismatch, func(r *governance.EvidenceRecord) { r.CreatedAt = r.CreatedAt.Add(time.Microsecond) }},
 		{"previous_chain_hash", governance.BrokenLink, func(r *governance.EvidenceRecord) { r.PreviousChainHash = other }},
 		{"sequence", governance.BrokenLink, func(r *governance.EvidenceRecord) { r.Sequence += 7 }},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -123,6 +124,12 @@ func testAppendReadHead(t *testing.T, h Harness) {
 	got, err = s.Read(ctx, uuid.New(), -1)
 	require.NoError(t, err)
 	require.Empty(t, got)
+	got, err = s.Read(ctx, chain, math.MaxInt64)
+	require.NoError(t, err)
+	require.Empty(t, got, "no wrap past the largest sequence")
+	got, err = s.Read(ctx, chain, -7)
+	require.NoError(t, err)
+	require.Equal(t, recs, got)
 	requireHead(t, s, chain, recs[4].Head())
 	requireHead(t, s, uuid.New(), governance.EmptyHead)
 

@@ -52,7 +52,9 @@ func packageImports(t *testing.T) map[string]map[string]bool {
 	return out
 }
 
-func within(dir, room string) bool { return dir == room || strings.HasPrefix(dir, room+string(os.PathSeparator)) }
+func within(dir, room string) bool {
+	return dir == room || strings.HasPrefix(dir, room+string(os.PathSeparator))
+}
 
 // TestImports_FollowTheRooms encodes DESIGN.md's arrows: governance and abi
 // import nothing of ours; evidence and policy only governance; only host

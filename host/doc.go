@@ -16,6 +16,19 @@
 // *GuestError; no text produced by the guest is kept. The failed instance is
 // discarded and the host keeps serving.
 //
+// Why rewrite modules at load? A call must be stoppable, and wazero's
+// WithCloseOnContextDone leaves native code at every loop iteration to check
+// in Go, which made Go-built guests about 15 times slower a call. Native
+// modules are instead instrumented once (host/internal/interrupt): each loop
+// header reads a flag the host raises from a timer or the caller's context.
+// Modules that cannot be instrumented, and Extism modules, fall back to
+// WithCloseOnContextDone.
+//
+// Why a memory allocator rather than RuntimeConfig.WithMemoryLimitPages?
+// Both refuse growth past the cap, but only the allocator
+// (host/internal/memcap) sees the refusal, so a memory bomb is reported as
+// gate.memory_limit rather than as a generic trap.
+//
 // The host owns no policy: it does not know bindings, levels or evidence.
 // The controller sees a Gate through its own interface,
 // Evaluate(ctx, abi.GateInput) (abi.GateOutput, error).

@@ -42,8 +42,8 @@ type Gate struct {
 	pool         *pool.Pool[instance]
 }
 
-// Gate returns the gate of module m with configJSON (nil or empty means
-// none: gate_configure receives {}). The same (module digest, configuration)
+// Gate returns the gate of module m with configJSON (nil, empty or null
+// means none: gate_configure receives {}). The same (module digest, configuration)
 // returns the same *Gate, sharing one pool. One instance is created and
 // configured before Gate returns, so a refused configuration (a
 // *GuestError with CodeConfigRejected) or a module that cannot start is
@@ -63,7 +63,7 @@ func (h *Host) Gate(ctx context.Context, m *Module, configJSON []byte) (*Gate, e
 	if err != nil {
 		return nil, err
 	}
-	if !m.Configurable() && !bytes.Equal(config, []byte("{}")) && !bytes.Equal(config, []byte("null")) {
+	if !m.Configurable() && !bytes.Equal(config, []byte("{}")) {
 		return nil, &GuestError{Code: CodeMissingExport, Op: "configure", Digest: m.digest,
 			reason: "a configuration was given but the module exports no gate_configure"}
 	}
@@ -116,9 +116,11 @@ func (h *Host) newGate(ctx context.Context, m *Module, configDigest string, conf
 	return g, nil
 }
 
+// normalizeConfig returns the compact configuration; none (empty or null)
+// is {}.
 func normalizeConfig(raw []byte) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return []byte("{}"), nil
 	}
 	var b bytes.Buffer

@@ -238,6 +238,7 @@ func TestGate_Evaluate_CGate(t *testing.T) {
 	require.Equal(t, "cgate.allowed", out.ReasonCode)
 
 	def := gate(t, h, "c_gate.wasm", "")
+	require.Same(t, def, gate(t, h, "c_gate.wasm", " null "), "null is no configuration, like {}")
 	out, err = def.Evaluate(ctx, input("web_fetch"))
 	require.NoError(t, err)
 	require.Equal(t, "cgate.tool_denied", out.ReasonCode)

@@ -19,7 +19,8 @@ const DefaultDir = "govhost-data"
 
 // Options configures Open. The zero value works.
 type Options struct {
-	// Dir is the data directory: evidence/, policy/, modules/ and
+	// Dir is the data directory: db/ (the Pebble database of the evidence
+	// and policy stores), modules/ (user gate modules by sha256) and
 	// wasm-cache/ live in it. Default DefaultDir.
 	Dir string
 	// Host configures the Wasm host. Default host.NewConfig() with the
@@ -67,10 +68,13 @@ func Open(ctx context.Context, opts Options) (e *Engine, err error) {
 	if e.Gates, err = NewGates(e.Host, filepath.Join(dir, "modules")); err != nil {
 		return nil, err
 	}
-	if e.Evidence, err = pebblestore.Open(filepath.Join(dir, "evidence"), pebblestore.Options{Logger: log}); err != nil {
+	// One Pebble database holds both stores (evidence under "e/", policy
+	// under "p/"): one lock, one WAL, and the evidence store's handling of
+	// disk-full and fatal errors covers both.
+	if e.Evidence, err = pebblestore.Open(filepath.Join(dir, "db"), pebblestore.Options{Logger: log}); err != nil {
 		return nil, err
 	}
-	if e.Policies, err = policypebble.Open(filepath.Join(dir, "policy"), policypebble.Options{Availability: e.Gates, Logger: log}); err != nil {
+	if e.Policies, err = policypebble.New(e.Evidence.DB(), policypebble.Options{Availability: e.Gates, Logger: log}); err != nil {
 		return nil, err
 	}
 	return e, nil

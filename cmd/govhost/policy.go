@@ -17,16 +17,15 @@ import (
 
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
-	"github.com/govhost/govhost/policy/pebblestore"
+	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
 // A data directory (--data, default ./govhost-data) is laid out by package
-// govhost: policy/ (the policy store), evidence/, modules/<sha256>.wasm
-// (every user module a stored policy references, named by its digest, so
-// activation and the host find it) and wasm-cache/.
+// govhost: db/ (the Pebble database of the evidence and policy stores),
+// modules/<sha256>.wasm (every user module a stored policy references,
+// named by its digest, so activation and the host find it) and wasm-cache/.
 const defaultDataDir = "./" + govhost.DefaultDir
 
 const policyUsage = `usage: govhost policy <subcommand> [--data DIR] [flags]
@@ -241,26 +240,16 @@ func builtinBytes(name string) ([]byte, bool) {
 	return m.Wasm, ok
 }
 
-// openPolicyStore opens the data directory's policy store. Activation asks
-// the Wasm host whether each module loads: built-ins, and the modules put
-// copied into the directory.
-func openPolicyStore(ctx context.Context, dataDir string) (*pebblestore.Store, *govhost.Gates, func(), error) {
-	h, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(filepath.Join(dataDir, "wasm-cache")))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	gates, err := govhost.NewGates(h, filepath.Join(dataDir, "modules"))
-	if err != nil {
-		h.Close(ctx)
-		return nil, nil, nil, err
-	}
+// openPolicyStore opens the data directory's policy store, on the engine
+// the other commands use. Activation asks the Wasm host whether each
+// module loads: built-ins, and the modules put copied into the directory.
+func openPolicyStore(ctx context.Context, dataDir string) (policy.Store, *govhost.Gates, func(), error) {
 	// Pebble's informational messages (WAL replay on every open) are noise
 	// on a command line; warnings and errors still reach stderr.
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	store, err := pebblestore.Open(filepath.Join(dataDir, "policy"), pebblestore.Options{Availability: gates, Logger: quiet})
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: dataDir, Logger: quiet})
 	if err != nil {
-		h.Close(ctx)
 		return nil, nil, nil, err
 	}
-	return store, gates, func() { store.Close(); h.Close(ctx) }, nil
+	return eng.Policies, eng.Gates, func() { eng.Close(ctx) }, nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"
 )
@@ -15,12 +17,15 @@ import (
 // benchmarks.
 func BenchmarkInvoke_FakeGates(b *testing.B) {
 	e := newEnv(b, []binding{hard("a", noRecord{}), hard("b", noRecord{}), hard("c", noRecord{})})
-	op := e.opctx("bash")
 	call := controller.Call{Tool: "bash", Arguments: json.RawMessage(`{"command":"git status","timeout":30}`)}
 	ctx := context.Background()
+	op := e.opctx("bash")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if i%100 == 0 { // a new task chain every 100 operations
+			op.ChainID = uuid.New()
+		}
 		if _, err := e.m.Invoke(ctx, call, op); err != nil {
 			b.Fatal(err)
 		}

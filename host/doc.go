@@ -20,7 +20,9 @@
 // WithCloseOnContextDone leaves native code at every loop iteration to check
 // in Go, which made Go-built guests about 15 times slower a call. Native
 // modules are instead instrumented once (host/internal/interrupt): each loop
-// header reads a flag the host raises from a timer or the caller's context.
+// header counts down a budget and, every 1024 iterations, visits Go (a
+// preemption point, so a spinning guest cannot stall the garbage collector)
+// and reads a flag the host raises from a timer or the caller's context.
 // Modules that cannot be instrumented, and Extism modules, fall back to
 // WithCloseOnContextDone.
 //

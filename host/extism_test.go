@@ -51,6 +51,7 @@ func TestExtism_ConfigRejected(t *testing.T) {
 func TestExtism_Hostile(t *testing.T) {
 	h := sharedHost(t)
 	g := gate(t, h, "extism_gate.wasm", `{"deny_tools":["web_fetch"]}`)
+	strictGate := gate(t, strictHost(t), "extism_gate.wasm", `{"deny_tools":["web_fetch"]}`)
 	ctx := context.Background()
 	for tool, code := range map[string]string{
 		"loop":    host.CodeTimeout,
@@ -60,6 +61,10 @@ func TestExtism_Hostile(t *testing.T) {
 		"http":    host.CodeTrap,
 	} {
 		t.Run(tool, func(t *testing.T) {
+			g := g
+			if code == host.CodeTimeout {
+				g = strictGate
+			}
 			start := time.Now()
 			out, err := g.Evaluate(ctx, input(tool))
 			var ge *host.GuestError

@@ -20,9 +20,17 @@ import (
 var (
 	sharedOnce sync.Once
 	shared     *host.Host
+	strictOnce sync.Once
+	strict     *host.Host
 )
 
-const testTimeout = 300 * time.Millisecond
+// testTimeout bounds calls on the shared host: generous, so that a loaded
+// machine (or -race) cannot turn a slow call into a timeout. Tests that
+// expect gate.timeout use strictHost.
+const (
+	testTimeout   = 3 * time.Second
+	strictTimeout = 150 * time.Millisecond
+)
 
 func cacheDir() string { return filepath.Join(os.TempDir(), "govhost-test-wazero-cache") }
 
@@ -45,6 +53,19 @@ func sharedHost(t testing.TB) *host.Host {
 	return shared
 }
 
+// strictHost is like sharedHost with a short call timeout, for the guests
+// that never return.
+func strictHost(t testing.TB) *host.Host {
+	strictOnce.Do(func() {
+		h, err := host.New(context.Background(), testConfig().WithCallTimeout(strictTimeout))
+		if err != nil {
+			panic(err)
+		}
+		strict = h
+	})
+	return strict
+}
+
 func load(t testing.TB, h *host.Host, name string) *host.Module {
 	t.Helper()
 	m, err := h.Load(context.Background(), wasmfixtures.Bytes(name), host.AnyDigest)
@@ -65,8 +86,10 @@ func input(tool string) abi.GateInput {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared != nil {
-		_ = shared.Close(context.Background())
+	for _, h := range []*host.Host{shared, strict} {
+		if h != nil {
+			_ = h.Close(context.Background())
+		}
 	}
 	os.Exit(code)
 }

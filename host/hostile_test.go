@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,11 @@ func TestGate_Hostile(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) {
-			err := hostileError(t, h, c)
+			hh := h
+			if c.code == host.CodeTimeout {
+				hh = strictHost(t)
+			}
+			err := hostileError(t, hh, c)
 			var ge *host.GuestError
 			require.ErrorAs(t, err, &ge)
 			require.Equal(t, c.code, ge.Code)
@@ -145,7 +150,7 @@ func TestGate_Sandbox_Probe(t *testing.T) {
 
 	// time.Sleep(1h) under the fake clock (1 ms per reading) spins through
 	// millions of readings: the deadline stops it like any other loop.
-	_, err = g.Evaluate(context.Background(), input("sleep"))
+	_, err = gate(t, strictHost(t), "hostile_go.wasm", "").Evaluate(context.Background(), input("sleep"))
 	var ge *host.GuestError
 	require.ErrorAs(t, err, &ge)
 	require.Equal(t, host.CodeTimeout, ge.Code)
@@ -173,7 +178,7 @@ func TestGate_Evaluate_CallerDeadline(t *testing.T) {
 
 func TestGate_Evaluate_SmallOutputCap(t *testing.T) {
 	ctx := context.Background()
-	h, err := host.New(ctx, testConfig().WithMaxOutputBytes(64).WithMemoryLimitPages(64))
+	h, err := host.New(ctx, testConfig().WithMaxOutputBytes(64).WithMemoryLimitPages(128))
 	require.NoError(t, err)
 	defer h.Close(ctx)
 	g := gate(t, h, "toolgate.wasm", "")
@@ -190,14 +195,41 @@ func TestGate_Evaluate_SmallOutputCap(t *testing.T) {
 }
 
 func TestGate_Evaluate_LargeInput(t *testing.T) {
-	ctx := context.Background()
-	h, err := host.New(ctx, testConfig().WithCallTimeout(10*time.Second)) // -race slows the guest's memory growth
-	require.NoError(t, err)
-	defer h.Close(ctx)
-	g := gate(t, h, "toolgate.wasm", "")
+	g := gate(t, sharedHost(t), "toolgate.wasm", "")
 	in := input("read")
 	in.Arguments = []byte(`{"content":"` + strings.Repeat("a", 256<<10) + `"}`)
 	out, err := g.Evaluate(context.Background(), in)
 	require.NoError(t, err, "a 256 KiB input is written through a bigger buffer")
 	require.Equal(t, "toolgate.allowed", out.ReasonCode)
+}
+
+// TestGate_Evaluate_SpinningGuestDoesNotBlockGC: a guest spinning in native
+// code must still let the Go runtime stop the world (the instrumented loop
+// check visits Go now and then); otherwise a garbage collection anywhere
+// in the process would wait for the guest, and its deadline timer with it.
+func TestGate_Evaluate_SpinningGuestDoesNotBlockGC(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, testConfig().WithCallTimeout(time.Second))
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	g := gate(t, h, "loop.wasm", "")
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Evaluate(ctx, input("x"))
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the guest is spinning now
+	gcDone := make(chan struct{})
+	go func() {
+		runtime.GC()
+		close(gcDone)
+	}()
+	select {
+	case <-gcDone:
+	case <-time.After(700 * time.Millisecond):
+		t.Fatal("a garbage collection waited for a spinning guest")
+	}
+	var ge *host.GuestError
+	require.ErrorAs(t, <-done, &ge)
+	require.Equal(t, host.CodeTimeout, ge.Code)
 }

@@ -1,7 +1,9 @@
 // Package interrupt makes a Wasm module stoppable cheaply: it rewrites the
-// module so that every loop header reads a new mutable i32 global (exported
-// as GlobalName) and traps when it is non-zero. The host sets the global from
-// another goroutine when a call's deadline passes or its context ends.
+// module so that every loop header counts down a budget and, every Budget
+// iterations, visits Go (so the Go runtime can preempt the goroutine) and
+// reads a new mutable i32 global (exported as GlobalName), trapping when it
+// is non-zero. The host sets the global from another goroutine when a
+// call's deadline passes or its context ends.
 //
 // Why not wazero's WithCloseOnContextDone? It makes every loop iteration
 // leave native code to check the module's state in Go (tens of nanoseconds
@@ -76,7 +78,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 			}
 		}
 	}
-	flag := nGlobals // index of the new global
+	flag, budget := nGlobals, nGlobals+1 // indices of the new globals
 
 	out := append(make([]byte, 0, len(wasm)+len(wasm)/16), wasm[:8]...)
 	emit := func(id byte, body []byte) {
@@ -84,13 +86,16 @@ func Instrument(wasm []byte) ([]byte, error) {
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	newGlobal := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b} // mut i32 = i32.const 0
+	newGlobals := []byte{
+		0x7f, 0x01, 0x41, 0x00, 0x0b, // flag: mut i32 = 0
+		0x7f, 0x01, 0x41, 0x00, 0x0b, // budget: mut i32 = 0 (the first loop header refills it)
+	}
 	globalDone, exportDone := false, false
 	// sectionRank orders sections as the binary format requires.
 	rank := map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
 	for _, s := range sections {
 		if s.id != 0 && !globalDone && rank[s.id] > rank[secGlobal] {
-			emit(secGlobal, append(appendU32(nil, 1), newGlobal...))
+			emit(secGlobal, append(appendU32(nil, 2), newGlobals...))
 			globalDone = true
 		}
 		if s.id != 0 && !exportDone && rank[s.id] > rank[secExport] {
@@ -101,9 +106,9 @@ func Instrument(wasm []byte) ([]byte, error) {
 		case secGlobal:
 			sr := reader{b: s.body}
 			n := sr.u32()
-			body := appendU32(nil, n+1)
+			body := appendU32(nil, n+2)
 			body = append(body, sr.b[sr.i:]...)
-			emit(secGlobal, append(body, newGlobal...))
+			emit(secGlobal, append(body, newGlobals...))
 			globalDone = true
 		case secExport:
 			body, err := addExport(s.body, flag)
@@ -113,7 +118,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 			emit(secExport, body)
 			exportDone = true
 		case secCode:
-			body, err := instrumentCode(s.body, flag)
+			body, err := instrumentCode(s.body, flag, budget)
 			if err != nil {
 				return nil, err
 			}
@@ -123,7 +128,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 		}
 	}
 	if !globalDone {
-		emit(secGlobal, append(appendU32(nil, 1), newGlobal...))
+		emit(secGlobal, append(appendU32(nil, 2), newGlobals...))
 	}
 	if !exportDone {
 		emit(secExport, appendExport(appendU32(nil, 1), flag))
@@ -186,14 +191,43 @@ func countGlobalImports(body []byte) (uint32, error) {
 	return globals, r.err
 }
 
+// Budget is how many loop iterations run between two visits to Go.
+const Budget = 1024
+
+// loopCheck returns the code inserted at every loop header:
+//
+//	budget := budget - 1
+//	if budget <= 0 {
+//		budget = Budget
+//		if flag != 0 { unreachable }
+//		drop(memory.grow(0))
+//	}
+//
+// NB: memory.grow leaves native code for Go in wazero. Without a visit to
+// Go now and then, a guest spinning in native code could never be
+// preempted, and a garbage collection elsewhere in the process would wait
+// for it (stop the world) forever, timers included. The flag is read at the
+// same moment, so an interrupt lands within Budget iterations.
+func loopCheck(flag, budget uint32) []byte {
+	c := appendU32([]byte{0x23}, budget) // global.get budget
+	c = append(c, 0x41, 0x7f, 0x6a)      // i32.const -1; i32.add
+	c = appendU32(append(c, 0x24), budget)
+	c = appendU32(append(c, 0x23), budget)
+	c = append(c, 0x41, 0x00, 0x4c, 0x04, 0x40) // i32.const 0; i32.le_s; if
+	c = appendU32(append(c, 0x41), Budget)      // i32.const Budget (LEB128 of a positive s32)
+	c = appendU32(append(c, 0x24), budget)      // global.set budget
+	c = appendU32(append(c, 0x23), flag)        // global.get flag
+	c = append(c, 0x04, 0x40, 0x00, 0x0b)       // if; unreachable; end
+	c = append(c, 0x41, 0x00, 0x40, 0x00, 0x1a) // i32.const 0; memory.grow 0; drop
+	return append(c, 0x0b)                      // end
+}
+
 // instrumentCode rewrites the code section.
-func instrumentCode(body []byte, flag uint32) ([]byte, error) {
+func instrumentCode(body []byte, flag, budget uint32) ([]byte, error) {
 	r := reader{b: body}
 	n := r.u32()
-	out := appendU32(make([]byte, 0, len(body)+len(body)/16), n)
-	check := []byte{0x23} // global.get flag; if; unreachable; end
-	check = appendU32(check, flag)
-	check = append(check, 0x04, 0x40, 0x00, 0x0b)
+	out := appendU32(make([]byte, 0, len(body)+len(body)/8), n)
+	check := loopCheck(flag, budget)
 	var fn []byte
 	for i := uint32(0); i < n; i++ {
 		size := r.u32()

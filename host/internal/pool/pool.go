@@ -6,6 +6,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -47,6 +48,29 @@ func (p *Pool[T]) Get(ctx context.Context) (T, error) {
 	case v := <-p.idle:
 		return v, nil
 	default:
+	}
+	select {
+	case v := <-p.idle:
+		return v, nil
+	case p.slots <- struct{}{}:
+		v, err := p.create(ctx)
+		if err != nil {
+			<-p.slots
+			return zero, err
+		}
+		return v, nil
+	default:
+	}
+	// All instances are busy. NB: yield a few times before blocking: an
+	// instance is usually back within a call's time, and a blocked receiver
+	// would get it by hand-off, waking one goroutine per call (a convoy).
+	for i := 0; i < 4; i++ {
+		runtime.Gosched()
+		select {
+		case v := <-p.idle:
+			return v, nil
+		default:
+		}
 	}
 	select {
 	case v := <-p.idle:

@@ -18,7 +18,7 @@
 //
 // Why rewrite modules at load? A call must be stoppable, and wazero's
 // WithCloseOnContextDone leaves native code at every loop iteration to check
-// in Go, which made Go-built guests about 15 times slower a call. Native
+// in Go, which made Go-built guests about 10 times slower a call. Native
 // modules are instead instrumented once (host/internal/interrupt): each loop
 // header counts down a budget and, every 1024 iterations, visits Go (a
 // preemption point, so a spinning guest cannot stall the garbage collector)

@@ -8,8 +8,9 @@
 // Why not wazero's WithCloseOnContextDone? It makes every loop iteration
 // leave native code to check the module's state in Go (tens of nanoseconds
 // each) and starts a goroutine per call: a Go-built guest, whose runtime and
-// libraries loop constantly, ran 15–25× slower a call under it here. A load
-// and a branch per iteration cost about nothing. A guest cannot run without
+// libraries loop constantly, ran about 10× slower a call under it here. A
+// counter per iteration and a visit to Go per Budget iterations cost about
+// nothing. A guest cannot run without
 // passing loop headers except by recursing, which ends in a stack overflow
 // trap, or inside a host function, and the host's WASI functions do not
 // block (no stdin, a fake clock whose sleeps return at once).

@@ -63,7 +63,7 @@ func demo(ctx context.Context, dataDir string, out io.Writer) error {
 	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("# demo workspace\n"), 0o644); err != nil {
 		return err
 	}
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: dataDir})
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: dataDir, Host: dataHostConfig(dataDir)})
 	if err != nil {
 		return err
 	}

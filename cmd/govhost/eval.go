@@ -68,7 +68,7 @@ func runEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	gateRef := fs.String("gate", "", "built-in gate name ("+strings.Join(builtin.Names(), ", ")+") or a .wasm file")
 	config := fs.String("config", "{}", "the gate's configuration: JSON, or @file")
 	policyFile := fs.String("policy", "", "a policy file (JSON); every gate bound to the request's tool runs")
-	cacheDir := fs.String("cache", defaultCacheDir(), "compilation cache directory (\"\" for none)")
+	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compilation cache directory (empty: none)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || (*gateRef == "") == (*policyFile == "") {
 		fmt.Fprintln(stderr, evalUsage)
 		return exitUsage

@@ -31,7 +31,7 @@ func TestEval_OneGate(t *testing.T) {
 		``,
 		`{"tool":"bash","arguments":{"command":"dd of=/dev/sda if=/dev/zero"}}`,
 	}, "\n")
-	code, stdout, stderr := runCLI(t, in, "eval", "--gate", "destructive", "--cache", t.TempDir())
+	code, stdout, stderr := runCLI(t, in, "eval", "--gate", "destructive", "--cache-dir", testCacheDir)
 	require.Equal(t, exitOK, code, stderr)
 	res := evalLinesOut(t, stdout)
 	require.Len(t, res, 3)
@@ -44,8 +44,8 @@ func TestEval_OneGate(t *testing.T) {
 }
 
 func TestEval_BadInput(t *testing.T) {
-	cache := t.TempDir()
-	code, stdout, _ := runCLI(t, "{nope\n"+`{"arguments":{}}`+"\n"+`{"tool":"bash","arguments":[1]}`+"\n"+`{"tool":"bash","arguments":{"command":"ls"}}`, "eval", "--gate", "destructive", "--cache", cache)
+	cache := testCacheDir
+	code, stdout, _ := runCLI(t, "{nope\n"+`{"arguments":{}}`+"\n"+`{"tool":"bash","arguments":[1]}`+"\n"+`{"tool":"bash","arguments":{"command":"ls"}}`, "eval", "--gate", "destructive", "--cache-dir", cache)
 	require.Equal(t, exitUsage, code)
 	res := evalLinesOut(t, stdout)
 	require.Len(t, res, 4, "one line out per request, in order")
@@ -58,9 +58,9 @@ func TestEval_BadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"eval"},
 		{"eval", "--gate", "destructive", "--policy", "x.json"},
-		{"eval", "--gate", "nope", "--cache", cache},
-		{"eval", "--gate", "permission", "--config", `{"preset":"paranoid"}`, "--cache", cache},
-		{"eval", "--gate", "permission", "--config", `{"a":1.5}`, "--cache", cache},
+		{"eval", "--gate", "nope", "--cache-dir", cache},
+		{"eval", "--gate", "permission", "--config", `{"preset":"paranoid"}`, "--cache-dir", cache},
+		{"eval", "--gate", "permission", "--config", `{"a":1.5}`, "--cache-dir", cache},
 	} {
 		code, _, stderr := runCLI(t, "", args...)
 		require.Equal(t, exitUsage, code, "%v", args)
@@ -89,7 +89,7 @@ func TestEval_Batch(t *testing.T) {
 			fmt.Fprintf(&in, `{"tool":"reader","arguments":{"path":"/etc/hosts"},"cwd":%q}`+"\n", dir)
 		}
 	}
-	code, stdout, stderr := runCLI(t, in.String(), "eval", "--policy", policyFile, "--cache", t.TempDir())
+	code, stdout, stderr := runCLI(t, in.String(), "eval", "--policy", policyFile, "--cache-dir", testCacheDir)
 	require.Equal(t, exitOK, code, stderr)
 	res := evalLinesOut(t, stdout)
 	require.Len(t, res, 1000)

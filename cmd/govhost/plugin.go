@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,16 +16,6 @@ import (
 )
 
 const pluginUsage = "usage: govhost plugin check [--sha256 HEX] [--config JSON] [--json] [--cache-dir DIR] FILE.wasm"
-
-// defaultCacheDir is where `plugin check` keeps compiled modules between
-// runs: the user's cache directory, or none.
-func defaultCacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "govhost", "wazero")
-}
 
 // smokeInputs are the built-in requests `plugin check` evaluates: any
 // verdict is fine, a guest failure is not.

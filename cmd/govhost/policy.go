@@ -247,7 +247,7 @@ func openPolicyStore(ctx context.Context, dataDir string) (policy.Store, *govhos
 	// Pebble's informational messages (WAL replay on every open) are noise
 	// on a command line; warnings and errors still reach stderr.
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: dataDir, Logger: quiet})
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: dataDir, Logger: quiet, Host: dataHostConfig(dataDir)})
 	if err != nil {
 		return nil, nil, nil, err
 	}

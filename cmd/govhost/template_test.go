@@ -15,7 +15,7 @@ func TestTemplate_WorkspaceToolPolicy(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(root, "exists.txt"), nil, 0o644))
-	cache := t.TempDir()
+	cache := testCacheDir
 	requests := strings.Join([]string{
 		`{"tool":"write","operation":"create_file","arguments":{"path":"` + root + `/new.txt"}}`,
 		`{"tool":"bash","operation":"execute_command","arguments":{"command":"ls"}}`,
@@ -44,7 +44,7 @@ func TestTemplate_WorkspaceToolPolicy(t *testing.T) {
 			require.Equal(t, exitOK, code, stderr)
 			file := filepath.Join(t.TempDir(), "policy.json")
 			require.NoError(t, os.WriteFile(file, []byte(policyJSON), 0o644))
-			code, stdout, stderr := runCLI(t, requests, "eval", "--policy", file, "--cache", cache)
+			code, stdout, stderr := runCLI(t, requests, "eval", "--policy", file, "--cache-dir", cache)
 			require.Equal(t, exitOK, code, stderr)
 			res := evalLinesOut(t, stdout)
 			require.Len(t, res, len(c.want))

@@ -143,6 +143,10 @@ func (g *Gate) ConfigDigest() string { return g.configDigest }
 // deny with CodeHostError and that error. ctx's deadline and cancellation
 // stop a running guest.
 func (g *Gate) Evaluate(ctx context.Context, in abi.GateInput) (abi.GateOutput, error) {
+	// NB: count first, then check closed: Close sets closed, then waits for
+	// the count to drop, so no call starts on a closing host unseen.
+	g.host.inflight.Add(1)
+	defer g.host.inflight.Add(-1)
 	if g.host.closed.Load() {
 		return deny(CodeHostError), ErrClosed
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -33,10 +34,11 @@ type Host struct {
 	rt    wazero.Runtime       // runs rc
 	fast  wazero.Runtime       // instrumented native modules (see host/internal/interrupt)
 
-	mu      sync.Mutex
-	modules map[string]*Module     // by digest
-	gates   map[gateKey]*gateEntry // by (module digest, config digest)
-	closed  atomic.Bool
+	mu       sync.Mutex
+	modules  map[string]*Module     // by digest
+	gates    map[gateKey]*gateEntry // by (module digest, config digest)
+	closed   atomic.Bool
+	inflight atomic.Int64 // Evaluate calls in progress
 }
 
 // New returns a Host with the given configuration, or an error wrapping
@@ -84,11 +86,22 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}, nil
 }
 
-// Close stops every gate and releases every module. Calls in flight fail;
-// later calls return ErrClosed. Safe to call more than once.
+// Close stops every gate and releases every module. Later calls return
+// ErrClosed; Close first waits for the calls in flight to end, at most the
+// call timeout (1 s when there is none, after which they fail). Safe to call
+// more than once.
 func (h *Host) Close(ctx context.Context) error {
 	if h.closed.Swap(true) {
 		return nil
+	}
+	// NB: releasing a module while a guest runs in it is unsafe; every call
+	// ends within the call timeout, so wait for them that long.
+	wait := h.cfg.callTimeout
+	if wait <= 0 {
+		wait = time.Second
+	}
+	for deadline := time.Now().Add(wait + 100*time.Millisecond); h.inflight.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
 	}
 	h.mu.Lock()
 	gates, modules := h.gates, h.modules

@@ -233,3 +233,26 @@ func TestGate_Evaluate_SpinningGuestDoesNotBlockGC(t *testing.T) {
 	require.ErrorAs(t, <-done, &ge)
 	require.Equal(t, host.CodeTimeout, ge.Code)
 }
+
+// TestHost_Close_WaitsForCallsInFlight: closing a host while a guest spins
+// waits for the call to end (its deadline) instead of releasing the module
+// under it.
+func TestHost_Close_WaitsForCallsInFlight(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, testConfig().WithCallTimeout(200*time.Millisecond))
+	require.NoError(t, err)
+	g := gate(t, h, "loop.wasm", "")
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Evaluate(ctx, input("x"))
+		done <- err
+	}()
+	time.Sleep(30 * time.Millisecond)
+	require.NoError(t, h.Close(ctx)) // under -race, releasing the module under the guest is reported
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, host.ErrClosed)
+	case <-time.After(time.Second):
+		t.Fatal("the call did not end")
+	}
+}

@@ -179,6 +179,11 @@ func (g *Gate) Evaluate(ctx context.Context, in abi.GateInput) (abi.GateOutput, 
 // when it does not export one. It is informational only.
 func (g *Gate) Describe(ctx context.Context) (abi.Description, bool, error) {
 	var d abi.Description
+	g.host.inflight.Add(1)
+	defer g.host.inflight.Add(-1)
+	if g.host.closed.Load() {
+		return d, false, ErrClosed
+	}
 	inst, err := g.pool.Get(ctx)
 	if err != nil {
 		return d, false, g.failure(err)

@@ -41,6 +41,7 @@ const (
 	fixedLen      = 98
 	flagOperation = 1 << 0
 	flagSupersede = 1 << 1
+	digestLen     = 64 // hex sha256
 )
 
 var (
@@ -155,6 +156,14 @@ func decodeRecordScratch(v []byte, scratch *[]byte) (r governance.EvidenceRecord
 		rest = rest[w+int(n):]
 	}
 	if rest != "" {
+		return governance.EvidenceRecord{}, id, errMalformed
+	}
+	// NB: a flipped length byte shifts every later field, and the shifted
+	// bytes may still frame: the digests' fixed lengths catch that, so a
+	// misframed value reads as malformed (CONTENT_MISMATCH) instead of, say,
+	// a garbage hash_algorithm (UNSUPPORTED_ALGORITHM). Format 1 stores
+	// sha256 digests only; another algorithm needs another format version.
+	if len(fields[4]) != digestLen || len(fields[5]) != digestLen || (fields[3] != "" && len(fields[3]) != digestLen) {
 		return governance.EvidenceRecord{}, id, errMalformed
 	}
 	r.RecordType = governance.EvidenceType(fields[0])

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/govhost/govhost/governance"
@@ -12,6 +13,20 @@ import (
 //  2. duplicate record id, then duplicate chain hash, against the store's
 //     indexes (so a replayed record is reported as a duplicate);
 //  3. CheckPosition against the chain's head, under the chain lock.
+
+// CheckRecords is step 1 for a batch, before any lock: the caller's context,
+// then every record's integrity.
+func CheckRecords(ctx context.Context, records []governance.EvidenceRecord) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, r := range records {
+		if err := r.CheckIntegrity(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // CheckPosition checks that r is the next record after head: sequence
 // head+1 and previous hash equal to head's hash (0 and none for a missing

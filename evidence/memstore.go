@@ -60,16 +60,8 @@ func (s *MemStore) Append(ctx context.Context, r governance.EvidenceRecord) (gov
 
 // AppendBatch implements BatchAppender: all records or none.
 func (s *MemStore) AppendBatch(ctx context.Context, records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
-	if err := ctx.Err(); err != nil {
+	if err := CheckRecords(ctx, records); err != nil || len(records) == 0 {
 		return nil, err
-	}
-	if len(records) == 0 {
-		return nil, nil
-	}
-	for _, r := range records {
-		if err := r.CheckIntegrity(); err != nil {
-			return nil, err
-		}
 	}
 	c := s.chain(records[0].ChainID, true)
 	c.mu.Lock()

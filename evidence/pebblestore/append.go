@@ -42,16 +42,8 @@ func (s *Store) Append(ctx context.Context, r governance.EvidenceRecord) (govern
 // the WAL is a prefix on recovery, so a later record never survives
 // without an earlier one.
 func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
-	if err := ctx.Err(); err != nil {
+	if err := evidence.CheckRecords(ctx, records); err != nil || len(records) == 0 {
 		return nil, err
-	}
-	if len(records) == 0 {
-		return nil, nil
-	}
-	for _, r := range records {
-		if err := r.CheckIntegrity(); err != nil {
-			return nil, err
-		}
 	}
 	chainID := records[0].ChainID
 	if err := s.enter(); err != nil {

@@ -131,6 +131,17 @@ func TestParseJSON_Malformed(t *testing.T) {
 	require.Equal(t, map[string]any{"a": json.Number("2"), "s": "🚀"}, v)
 }
 
+// TestParseJSON_NonFiniteAreFloats: Python reads NaN and Infinity as
+// floats; they are refused as floats, not as malformed JSON.
+func TestParseJSON_NonFiniteAreFloats(t *testing.T) {
+	for _, in := range []string{`NaN`, `[1, Infinity]`, `{"a": -Infinity}`} {
+		_, err := governance.ParseJSON([]byte(in))
+		require.ErrorIs(t, err, governance.ErrNotCanonical, in)
+	}
+	_, err := governance.ParseJSON([]byte(`["NaN", Nope]`))
+	require.ErrorIs(t, err, governance.ErrMalformedJSON, "NaN inside a string is text")
+}
+
 func TestCanonical_BigIntegersExact(t *testing.T) {
 	for _, lit := range []string{"123456789012345678901234567890", "-99999999999999999999", "-0"} {
 		v, err := governance.ParseJSON([]byte(lit))

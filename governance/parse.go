@@ -42,6 +42,11 @@ func ParseJSON(data []byte) (any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
+		if off, ok := findNonFinite(data); ok {
+			// Python's json.loads reads these as floats, which canonical
+			// encoding refuses: say so rather than "malformed".
+			return nil, &CanonicalError{Path: fmt.Sprintf("byte %d", off), Reason: "NaN and Infinity are float values, which are not approved"}
+		}
 		return nil, jsonError(dec, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -59,6 +64,22 @@ func jsonError(dec *json.Decoder, err error) error {
 		return &JSONError{Offset: dec.InputOffset(), Reason: "unexpected end of input"}
 	}
 	return &JSONError{Offset: dec.InputOffset(), Reason: err.Error()}
+}
+
+// findNonFinite finds a NaN, Infinity or -Infinity token outside strings.
+func findNonFinite(b []byte) (int, bool) {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && (bytes.HasPrefix(b[i:], []byte("NaN")) || bytes.HasPrefix(b[i:], []byte("Infinity"))):
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 func invalidUTF8Offset(b []byte) int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -29,6 +30,9 @@ func runCanon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	v, err := governance.ParseJSON(data)
 	if err != nil {
 		fmt.Fprintln(stderr, "govhost canon:", err)
+		if errors.Is(err, governance.ErrNotCanonical) {
+			return exitInvalid // JSON Python reads as a float (NaN, Infinity)
+		}
 		return exitUsage
 	}
 	text, digest, err := governance.CanonicalDigest(v)

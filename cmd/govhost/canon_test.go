@@ -46,6 +46,7 @@ func TestCanon_BadInput(t *testing.T) {
 	}{
 		"malformed":       {`{"a":`, "malformed JSON", exitUsage},
 		"deep float":      {`{"a":{"b":[1,{"c":2.0}]}}`, `$["a"]["b"][1]["c"]`, exitInvalid},
+		"NaN":             {`{"a":NaN}`, "float", exitInvalid},
 		"invalid utf8":    {"\"\xff\"", "UTF-8", exitUsage},
 		"lone surrogate":  {`"\ud800"`, "surrogate", exitUsage},
 		"two values":      {`1 2`, "after the JSON value", exitUsage},

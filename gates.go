@@ -34,7 +34,11 @@ type Gates struct {
 	mu      sync.Mutex
 	loaded  map[string]*host.Module
 	pending map[string][]byte // added in memory, not yet loaded
+	gates   sync.Map          // gateKey → *host.Gate: a binding's gate, resolved once
 }
+
+// gateKey names a configured gate: a module and its canonical config.
+type gateKey struct{ digest, config string }
 
 var (
 	_ controller.GateProvider = (*Gates)(nil)
@@ -157,11 +161,20 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 	if b.AdapterID() != AdapterWasm {
 		return nil, fmt.Errorf("govhost: gate %s: unknown adapter %q", b.GateID(), b.AdapterID())
 	}
+	key := gateKey{b.ModuleDigest(), b.Config()}
+	if gate, ok := g.gates.Load(key); ok {
+		return gate.(*host.Gate), nil
+	}
 	m, err := g.module(ctx, b.ModuleDigest())
 	if err != nil {
 		return nil, err
 	}
-	return g.host.Gate(ctx, m, []byte(b.Config()))
+	gate, err := g.host.Gate(ctx, m, []byte(b.Config()))
+	if err != nil {
+		return nil, err
+	}
+	g.gates.Store(key, gate)
+	return gate, nil
 }
 
 // AdapterAvailable implements policy.Availability.

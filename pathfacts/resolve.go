@@ -34,16 +34,20 @@ func ResolveCwd(cwd string) (string, error) {
 // tooling uses it to canonicalise pathguard roots and scopes, which a gate
 // cannot resolve itself.
 func Canonical(p string) (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	if p == "" {
-		p = wd
-	}
-	base, err := realBase(wd)
-	if err != nil {
-		return "", err
+	// An absolute path needs no working directory: skip the Getwd and the
+	// walk of the process's cwd (this runs for every governed call).
+	base := "/"
+	if p == "" || !path.IsAbs(expandUser(p)) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		if p == "" {
+			p = wd
+		}
+		if base, err = realBase(wd); err != nil {
+			return "", err
+		}
 	}
 	f, err := resolveFrom(base, p)
 	if err != nil {

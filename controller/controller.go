@@ -154,15 +154,15 @@ func (b *exceptionBook) add(chain uuid.UUID, g governance.ExceptionGrant) {
 	b.grants[chain] = append(b.grants[chain], g)
 }
 
-// consume marks and returns the first grant matching a soft deny, if any.
-// A grant is attributable (its actor is validated on creation); the
-// operation's own actor need not be the grantor.
-func (b *exceptionBook) consume(chain uuid.UUID, gateID, toolID string, policyID uuid.UUID, version string, now time.Time) (governance.ExceptionGrant, bool) {
+// consume marks and returns the first grant matching a soft deny, if any:
+// one issued to the operation's actor for this gate, tool and policy
+// version, unexpired and unused.
+func (b *exceptionBook) consume(chain uuid.UUID, actor *governance.ActorRef, gateID, toolID string, policyID uuid.UUID, version string, now time.Time) (governance.ExceptionGrant, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	gs := b.grants[chain]
 	for i, g := range gs {
-		if g.Matches(gateID, toolID, policyID, version, now) {
+		if g.Matches(actor, gateID, toolID, policyID, version, now) {
 			used := now.UTC().Truncate(time.Microsecond)
 			g.UsedAt = &used
 			b.grants[chain] = append(gs[:i:i], gs[i+1:]...)

@@ -90,14 +90,18 @@ func TestInvoke_SoftDenyNeedsExceptionGrant(t *testing.T) {
 
 	now := time.Now()
 	grant := governance.ExceptionGrant{
-		Actor: governance.ActorRef{Kind: "user", ID: "oncall"}, GateID: "soft", ToolID: "bash",
+		Actor: governance.ActorRef{Kind: "agent", ID: "coder"}, GateID: "soft", ToolID: "bash",
 		PolicyID: e.snap.PolicyID(), PolicyVersion: e.snap.Version(), ReasonCode: "incident.42",
 		IssuedAt: now.Add(-time.Second), ExpiresAt: now.Add(time.Hour),
 	}
-	// A grant for another gate or an expired grant does not help.
+	// A grant for another gate, for another actor, or an expired grant does not help.
 	other := grant
 	other.GateID = "other"
 	_, err = e.ctl.GrantException(context.Background(), e.chain, other)
+	require.NoError(t, err)
+	otherActor := grant
+	otherActor.Actor = governance.ActorRef{Kind: "agent", ID: "someone-else"}
+	_, err = e.ctl.GrantException(context.Background(), e.chain, otherActor)
 	require.NoError(t, err)
 	expired := grant
 	expired.IssuedAt, expired.ExpiresAt = now.Add(-2*time.Hour), now.Add(-time.Hour)
@@ -129,7 +133,7 @@ func TestInvoke_SoftDenyNeedsExceptionGrant(t *testing.T) {
 			grants++
 		}
 	}
-	require.Equal(t, 3, grants)
+	require.Equal(t, 4, grants)
 }
 
 func TestInvoke_TransformThenRecheck(t *testing.T) {

@@ -76,7 +76,7 @@ func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGate
 		case governance.LevelHard:
 			blocked = true
 		case governance.LevelSoft:
-			g, ok := op.c.exceptions.consume(op.ctx.ChainID, b.GateID(), op.call.Tool, op.ctx.PolicyID, op.ctx.PolicyVersion, op.c.now())
+			g, ok := op.c.exceptions.consume(op.ctx.ChainID, op.ctx.Actor, b.GateID(), op.call.Tool, op.ctx.PolicyID, op.ctx.PolicyVersion, op.c.now())
 			if ok {
 				payload["exception_grant_id"] = g.GrantID
 			} else {

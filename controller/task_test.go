@@ -64,7 +64,7 @@ func TestCertificateIssuer_ExceptionDegrades(t *testing.T) {
 	b, head := runTask(t, e, func(task *controller.Task) {
 		now := time.Now()
 		_, err := e.ctl.GrantException(context.Background(), task.ChainID(), governance.ExceptionGrant{
-			Actor: governance.ActorRef{Kind: "user", ID: "oncall"}, GateID: "soft", ToolID: "bash",
+			Actor: governance.ActorRef{Kind: "agent", ID: "a1"}, GateID: "soft", ToolID: "bash",
 			PolicyID: e.snap.PolicyID(), PolicyVersion: e.snap.Version(), ReasonCode: "break_glass",
 			IssuedAt: now.Add(-time.Second), ExpiresAt: now.Add(time.Minute),
 		})

@@ -70,11 +70,14 @@ func NewExceptionGrant(g ExceptionGrant) (ExceptionGrant, error) {
 	return g, nil
 }
 
-// Matches reports whether g may excuse a soft deny by gate for tool under
-// the policy version at time now: same gate, tool and exact policy, not yet
-// used, issued at or before now and not expired.
-func (g ExceptionGrant) Matches(gateID, toolID string, policyID uuid.UUID, version string, now time.Time) bool {
-	return g.UsedAt == nil && g.GateID == gateID && g.ToolID == toolID &&
+// Matches reports whether g may excuse a soft deny by gate for tool, asked
+// by actor under the policy version at time now: a grant is actor-, tool-,
+// gate- and policy-version-specific (ADR-0087 D8), unused, issued at or
+// before now and not expired. An operation without an actor matches no
+// grant.
+func (g ExceptionGrant) Matches(actor *ActorRef, gateID, toolID string, policyID uuid.UUID, version string, now time.Time) bool {
+	return actor != nil && *actor == g.Actor &&
+		g.UsedAt == nil && g.GateID == gateID && g.ToolID == toolID &&
 		g.PolicyID == policyID && g.PolicyVersion == version &&
 		!now.Before(g.IssuedAt) && now.Before(g.ExpiresAt)
 }

@@ -92,10 +92,13 @@ func TestExceptionGrant_New(t *testing.T) {
 	ok, err := governance.NewExceptionGrant(g)
 	require.NoError(t, err)
 	require.Equal(t, 1, ok.MaxUses)
-	require.True(t, ok.Matches("pathguard", "write", g.PolicyID, "v1", now.Add(time.Second)))
-	require.False(t, ok.Matches("pathguard", "write", g.PolicyID, "v2", now.Add(time.Second)), "other version")
-	require.False(t, ok.Matches("pathguard", "read", g.PolicyID, "v1", now.Add(time.Second)), "other tool")
-	require.False(t, ok.Matches("pathguard", "write", g.PolicyID, "v1", now.Add(time.Minute)), "expired")
+	oncall := &governance.ActorRef{Kind: "user", ID: "oncall"}
+	require.True(t, ok.Matches(oncall, "pathguard", "write", g.PolicyID, "v1", now.Add(time.Second)))
+	require.False(t, ok.Matches(&governance.ActorRef{Kind: "user", ID: "mallory"}, "pathguard", "write", g.PolicyID, "v1", now.Add(time.Second)), "other actor")
+	require.False(t, ok.Matches(nil, "pathguard", "write", g.PolicyID, "v1", now.Add(time.Second)), "no actor")
+	require.False(t, ok.Matches(oncall, "pathguard", "write", g.PolicyID, "v2", now.Add(time.Second)), "other version")
+	require.False(t, ok.Matches(oncall, "pathguard", "read", g.PolicyID, "v1", now.Add(time.Second)), "other tool")
+	require.False(t, ok.Matches(oncall, "pathguard", "write", g.PolicyID, "v1", now.Add(time.Minute)), "expired")
 
 	bad := map[string]func(g *governance.ExceptionGrant){
 		"expires_at": func(g *governance.ExceptionGrant) { g.ExpiresAt = g.IssuedAt },

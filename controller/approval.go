@@ -39,6 +39,11 @@ type ApprovalDecision struct {
 	Decision  abi.Decision
 	Approver  *governance.ActorRef
 	DecidedAt time.Time
+	// Arguments, with an allow, replaces the call's arguments (a JSON
+	// object): ADR-0086's "a dict replaces the arguments". Every check gate
+	// then runs again on them; the gate that asked is not asked again for
+	// exactly these arguments.
+	Arguments json.RawMessage
 }
 
 // ApprovalCallback decides an approval request. It may block until a human

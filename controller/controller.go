@@ -93,7 +93,7 @@ func (c *InvocationController) Invoke(ctx context.Context, call Call, opctx *gov
 	if err := c.checkPin(ctl, rt, call, opctx); err != nil {
 		return nil, err
 	}
-	op := &operation{c: c, m: m, call: call, ctx: *opctx}
+	op := &operation{c: c, m: m, call: call, ctx: *opctx, approvedArgs: map[string]string{}}
 	return op.run(ctx)
 }
 

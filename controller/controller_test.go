@@ -403,3 +403,58 @@ func TestInvoke_PathFactsReachGates(t *testing.T) {
 	require.Equal(t, controller.ReasonEvaluatorError, de.ReasonCode)
 	require.Len(t, g.calls(), 1, "the gate is not asked without facts")
 }
+
+// TestInvoke_ApproverReplacesArguments: an approver may answer with new
+// arguments (ADR-0086's escalation rule); every check gate runs again on
+// them, and the gate that asked is not asked again for the same arguments.
+func TestInvoke_ApproverReplacesArguments(t *testing.T) {
+	escalate := &fakeGate{fn: func(context.Context, abi.GateInput) (abi.GateOutput, error) {
+		return abi.GateOutput{Decision: abi.DecisionRequireApproval, ReasonCode: "permission.escalate", Message: "approval required"}, nil
+	}}
+	guard := &fakeGate{fn: func(_ context.Context, in abi.GateInput) (abi.GateOutput, error) {
+		if strings.Contains(string(in.Arguments), "rm -rf") {
+			return abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: "destructive.rm_recursive_force", Message: "no"}, nil
+		}
+		return abi.GateOutput{Decision: abi.DecisionAllow, ReasonCode: "destructive.none"}, nil
+	}}
+	for _, c := range []struct {
+		name, replacement string
+		allowed           bool
+	}{
+		{"narrowed", `{"command":"make deploy --dry-run"}`, true},
+		{"made dangerous", `{"command":"rm -rf /"}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			escalate.inputs, guard.inputs = nil, nil
+			asked := 0
+			cb := func(ctx context.Context, r controller.ApprovalRequest) (controller.ApprovalDecision, error) {
+				asked++
+				return controller.ApprovalDecision{Decision: abi.DecisionAllow, Arguments: json.RawMessage(c.replacement)}, nil
+			}
+			e := newEnv(t, []binding{hard("perm", escalate, "bash"), hard("guard", guard, "bash")}, func(cfg *controller.Config) { cfg.Approvals = cb })
+			res, err := e.invoke("bash", `{"command":"make deploy"}`)
+			require.Equal(t, 1, asked, "the approver is asked once")
+			// The approval came from the first gate: every later gate already
+			// sees the replacement.
+			require.JSONEq(t, c.replacement, string(guard.calls()[0].Arguments))
+			if !c.allowed {
+				var de *governance.GovernanceDeniedError
+				require.ErrorAs(t, err, &de)
+				require.Equal(t, "guard", de.GateID)
+				require.Zero(t, e.calls.Load())
+				return
+			}
+			require.Len(t, guard.calls(), 2, "and the recheck phase runs every check gate again")
+			require.Equal(t, abi.PhaseRecheck, guard.calls()[1].Phase)
+			require.NoError(t, err)
+			var want map[string]any
+			require.NoError(t, json.Unmarshal([]byte(c.replacement), &want))
+			require.Equal(t, want, res, "the tool runs with the approver's arguments")
+			p := e.payload(2)
+			require.Equal(t, "approved", p["approval"])
+			require.NotEmpty(t, p["output_argument_digest"])
+			require.Equal(t, "approved_earlier", e.payload(4)["approval"])
+			e.requireVerifies()
+		})
+	}
+}

@@ -41,7 +41,7 @@ func (op *operation) evaluate(ctx context.Context) verdict {
 			return v
 		}
 	}
-	if !hasTransform {
+	if !hasTransform && !op.recheck {
 		return verdict{}
 	}
 	for _, b := range applicable {
@@ -138,6 +138,12 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBinding, out abi.GateOutput) (gateOutcome, map[string]any) {
 	extra := map[string]any{"gate_decision": string(abi.DecisionRequireApproval), "gate_reason_code": out.ReasonCode}
 	denied := gateOutcome{decision: governance.Deny, reason: ReasonApprovalRequired, message: out.Message}
+	if op.approvedArgs[b.GateID()] == op.args.Digest {
+		// The approver already approved these exact arguments (their own
+		// replacement, now rechecked): asking again would ask the same question.
+		extra["approval"] = "approved_earlier"
+		return gateOutcome{decision: governance.Allow, reason: out.ReasonCode}, extra
+	}
 	if op.c.cfg.Approvals == nil {
 		extra["approval"] = "unavailable"
 		return denied, extra
@@ -170,7 +176,22 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 		return denied, extra
 	}
 	extra["approval"] = "approved"
-	return gateOutcome{decision: governance.Allow, reason: out.ReasonCode}, extra
+	res := gateOutcome{decision: governance.Allow, reason: out.ReasonCode}
+	if len(d.Arguments) > 0 {
+		// ADR-0086's escalation rule: an approver may answer with new
+		// arguments. Stricter than LionAGI, which ran them unchecked: they
+		// replace the call's arguments and every check gate runs again on
+		// them (the recheck phase).
+		next, err := op.args.withReplacement(d.Arguments)
+		if err != nil {
+			extra["approval"] = "bad_arguments"
+			return denied, extra
+		}
+		res.replaced = &next
+		op.approvedArgs[b.GateID()] = next.Digest
+		op.recheck = true
+	}
+	return res, extra
 }
 
 // pathFacts resolves the cwd and the current arguments' path facts once per

@@ -21,6 +21,10 @@ type operation struct {
 	args Arguments
 	// evaluated collects the GATE_EVALUATED records of this operation.
 	evaluated []recordSpec
+	// approvedArgs maps a gate id to the digest of arguments an approver
+	// supplied for it; recheck is set once an approver replaced arguments.
+	approvedArgs map[string]string
+	recheck      bool
 	// cwd and facts are resolved once per argument version.
 	cwd        string
 	facts      []abi.PathFact

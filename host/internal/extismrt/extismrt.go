@@ -5,14 +5,12 @@ package extismrt
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host/internal/fault"
@@ -188,26 +186,7 @@ func (i *Instance) call(ctx context.Context, op, name string, input []byte) (uin
 	return rc, out, nil
 }
 
-// classify maps a failed call to a reason code; err's text (which may carry
-// the guest's own error message) is dropped.
+// classify maps a failed call to a reason code (fault.Classify).
 func classify(ctx context.Context, op string, err error, t *memcap.Tracker) *fault.Error {
-	if t.Hit() {
-		return fault.FromCode(fault.MemoryLimit, op)
-	}
-	var ee *sys.ExitError
-	if errors.As(err, &ee) {
-		switch ee.ExitCode() {
-		case sys.ExitCodeDeadlineExceeded:
-			return fault.FromCode(fault.Timeout, op)
-		case sys.ExitCodeContextCanceled:
-			return fault.FromCode(fault.Canceled, op)
-		}
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fault.FromCode(fault.Timeout, op)
-	case ctx.Err() != nil:
-		return fault.FromCode(fault.Canceled, op)
-	}
-	return fault.New(fault.Trap, op, "the guest trapped, exited or reported an error")
+	return fault.Classify(ctx, op, err, t.Hit(), "the guest trapped, exited or reported an error")
 }

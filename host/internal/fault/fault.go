@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // Reason codes of guest failures (abi/README.md §6).
@@ -67,4 +69,31 @@ func As(err error) (*Error, bool) {
 	var fe *Error
 	ok := errors.As(err, &fe)
 	return fe, ok
+}
+
+// Classify maps a failed guest call to a reason code, the one rule both
+// runtimes share: the memory cap (memoryHit), then wazero's exit codes for
+// a deadline or cancellation, then the caller's context; anything else is
+// a trap described by trapDetail. Nothing of err's text is kept: it may
+// carry the guest's own messages or function names.
+func Classify(ctx context.Context, op string, err error, memoryHit bool, trapDetail string) *Error {
+	if memoryHit {
+		return FromCode(MemoryLimit, op)
+	}
+	var ee *sys.ExitError
+	if errors.As(err, &ee) {
+		switch ee.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return FromCode(Timeout, op)
+		case sys.ExitCodeContextCanceled:
+			return FromCode(Canceled, op)
+		}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return FromCode(Timeout, op)
+	case ctx.Err() != nil:
+		return FromCode(Canceled, op)
+	}
+	return New(Trap, op, trapDetail)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host/internal/fault"
@@ -293,26 +292,7 @@ func (i *Instance) callInterruptible(ctx context.Context, op string, fn api.Func
 	return classify(ctx, op, err, &i.tracker)
 }
 
-// classify maps a failed call to a reason code. Nothing of err's text is
-// kept: wazero's trap messages name guest functions.
+// classify maps a failed call to a reason code (fault.Classify).
 func classify(ctx context.Context, op string, err error, t *memcap.Tracker) *fault.Error {
-	if t.Hit() {
-		return fault.FromCode(fault.MemoryLimit, op)
-	}
-	var ee *sys.ExitError
-	if errors.As(err, &ee) {
-		switch ee.ExitCode() {
-		case sys.ExitCodeDeadlineExceeded:
-			return fault.FromCode(fault.Timeout, op)
-		case sys.ExitCodeContextCanceled:
-			return fault.FromCode(fault.Canceled, op)
-		}
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fault.FromCode(fault.Timeout, op)
-	case ctx.Err() != nil:
-		return fault.FromCode(fault.Canceled, op)
-	}
-	return fault.New(fault.Trap, op, "the guest trapped or exited")
+	return fault.Classify(ctx, op, err, t.Hit(), "the guest trapped or exited")
 }

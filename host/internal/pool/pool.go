@@ -37,6 +37,18 @@ func New[T any](size int, create func(context.Context) (T, error), destroy func(
 	}
 }
 
+// fill creates an instance for the slot the caller just took, giving the
+// slot back if creation fails.
+func (p *Pool[T]) fill(ctx context.Context) (T, error) {
+	v, err := p.create(ctx)
+	if err != nil {
+		<-p.slots
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
 // Get returns an idle instance, creates one when fewer than size exist, or
 // waits for one to be returned until ctx is done.
 func (p *Pool[T]) Get(ctx context.Context) (T, error) {
@@ -53,12 +65,7 @@ func (p *Pool[T]) Get(ctx context.Context) (T, error) {
 	case v := <-p.idle:
 		return v, nil
 	case p.slots <- struct{}{}:
-		v, err := p.create(ctx)
-		if err != nil {
-			<-p.slots
-			return zero, err
-		}
-		return v, nil
+		return p.fill(ctx)
 	default:
 	}
 	// All instances are busy. NB: yield a few times before blocking: an
@@ -76,12 +83,7 @@ func (p *Pool[T]) Get(ctx context.Context) (T, error) {
 	case v := <-p.idle:
 		return v, nil
 	case p.slots <- struct{}{}:
-		v, err := p.create(ctx)
-		if err != nil {
-			<-p.slots
-			return zero, err
-		}
-		return v, nil
+		return p.fill(ctx)
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	case <-p.done:

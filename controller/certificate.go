@@ -139,9 +139,16 @@ func summarize(recs []governance.EvidenceRecord) (governance.GateSummary, error)
 			s.Add(p.Level, p.Decision)
 		}
 	}
-	for op := range started {
-		if n := terminals[op]; n != 1 {
-			return s, &governance.CertificateError{Reason: fmt.Sprintf("operation %s has %d terminal records, want 1", op, n)}
+	for _, r := range recs {
+		if r.RecordType != governance.OperationStarted {
+			continue
+		}
+		switch op := r.OperationID.UUID; terminals[op] {
+		case 1:
+		case 0:
+			return s, &governance.CertificateError{Reason: fmt.Sprintf("operation %s has no terminal record: it was authorized and never completed", op)}
+		default:
+			return s, &governance.CertificateError{Reason: fmt.Sprintf("operation %s has %d terminal records, want 1", op, terminals[op])}
 		}
 	}
 	for op := range terminals {

@@ -29,6 +29,9 @@ type Config struct {
 	Projector *ObservationProjector
 	// Now is the clock for records; nil means time.Now.
 	Now func() time.Time
+	// PermitLease bounds the wait between Authorize and Complete; zero
+	// means DefaultPermitLease.
+	PermitLease time.Duration
 }
 
 // InvocationController is the one place a governed tool call is decided,
@@ -38,6 +41,7 @@ type InvocationController struct {
 	cfg        Config
 	locks      chainLocks
 	exceptions exceptionBook
+	permits    permitBook
 
 	mu      sync.Mutex
 	manager *Manager
@@ -93,8 +97,12 @@ func (c *InvocationController) Invoke(ctx context.Context, call Call, opctx *gov
 	if err := c.checkPin(ctl, rt, call, opctx); err != nil {
 		return nil, err
 	}
-	op := &operation{c: c, m: m, call: call, ctx: *opctx, approvedArgs: map[string]string{}}
-	return op.run(ctx)
+	op := newOperation(c, call, *opctx, nil)
+	p, err := op.authorize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return op.callTool(ctx, m, p)
 }
 
 func (c *InvocationController) checkPin(ctl *InvocationController, rt *registeredTool, call Call, opctx *governance.OperationContext) error {
@@ -103,12 +111,24 @@ func (c *InvocationController) checkPin(ctl *InvocationController, rt *registere
 		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "tool's manager is governed by another controller"}
 	case rt.binding == nil:
 		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "tool is not bound to a policy"}
+	}
+	if err := checkContext(call, opctx); err != nil {
+		return err
+	}
+	if opctx.PolicyID != rt.binding.PolicyID || opctx.PolicyVersion != rt.binding.Version {
+		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: fmt.Sprintf("operation context pins policy %s@%s, tool is bound to %s@%s", opctx.PolicyID, opctx.PolicyVersion, rt.binding.PolicyID, rt.binding.Version)}
+	}
+	return nil
+}
+
+// checkContext refuses a call without a valid operation context for its
+// tool.
+func checkContext(call Call, opctx *governance.OperationContext) error {
+	switch {
 	case opctx == nil:
 		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "no operation context"}
 	case opctx.ToolID != call.Tool:
 		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "operation context is pinned to tool " + opctx.ToolID}
-	case opctx.PolicyID != rt.binding.PolicyID || opctx.PolicyVersion != rt.binding.Version:
-		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: fmt.Sprintf("operation context pins policy %s@%s, tool is bound to %s@%s", opctx.PolicyID, opctx.PolicyVersion, rt.binding.PolicyID, rt.binding.Version)}
 	}
 	if _, err := governance.NewOperationContext(*opctx); err != nil {
 		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "invalid operation context: " + err.Error()}

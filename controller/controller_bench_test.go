@@ -38,3 +38,28 @@ type noRecord struct{}
 func (noRecord) Evaluate(context.Context, abi.GateInput) (abi.GateOutput, error) {
 	return abi.GateOutput{Decision: abi.DecisionAllow, ReasonCode: "ok"}, nil
 }
+
+// BenchmarkAuthorizeComplete is the two-phase form of the same call (the
+// callable runs in the caller): against BenchmarkInvoke_FakeGates it shows
+// what the permit book adds.
+func BenchmarkAuthorizeComplete(b *testing.B) {
+	e := newEnv(b, []binding{hard("a", noRecord{}), hard("b", noRecord{}), hard("c", noRecord{})})
+	call := controller.Call{Tool: "bash", Arguments: json.RawMessage(`{"command":"git status","timeout":30}`)}
+	ctx := context.Background()
+	op := e.opctx("bash")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%100 == 0 {
+			op.ChainID = uuid.New()
+		}
+		op.OperationID = uuid.New()
+		p, err := e.ctl.Authorize(ctx, call, op)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.ctl.Complete(ctx, p.ID, controller.Outcome{TaskBoundaryID: op.TaskBoundaryID}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -4,6 +4,11 @@
 // and levels, consults approvals and exception grants, calls the tool once
 // and records its outcome, task boundaries, and the observation projector.
 //
+// One governed call has two phases: Authorize (everything before the
+// callable; returns a one-use Permit) and Complete (the outcome record).
+// Invoke is their in-process composition; a remote agent (through
+// govhost serve) runs its callable between the two.
+//
 // It sees gates only through the Gate and GateProvider interfaces (the Wasm
 // host implements them), so it is testable with Go fakes. The token makes
 // an accidental internal bypass detectable; it is a library boundary, not a

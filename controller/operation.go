@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // operation is the state of one governed call; it is never shared.
 type operation struct {
 	c    *InvocationController
-	m    *Manager
+	task *Task // set when the operation runs through a Task
 	call Call
 	ctx  governance.OperationContext
 	snap governance.PolicySnapshot
@@ -45,16 +46,36 @@ func (op *operation) opID() uuid.NullUUID {
 	return uuid.NullUUID{UUID: op.ctx.OperationID, Valid: true}
 }
 
+func newOperation(c *InvocationController, call Call, opctx governance.OperationContext, t *Task) *operation {
+	return &operation{c: c, call: call, ctx: opctx, task: t, approvedArgs: map[string]string{}}
+}
+
+// record appends specs to the operation's chain; in a task, only while the
+// task is open (ErrTaskClosed otherwise, nothing appended).
 func (op *operation) record(ctx context.Context, specs ...recordSpec) error {
+	if op.task != nil {
+		return op.task.whileOpen(func() error { return op.append(ctx, specs) })
+	}
+	return op.append(ctx, specs)
+}
+
+func (op *operation) append(ctx context.Context, specs []recordSpec) error {
 	_, err := op.c.appendRecords(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, specs...)
 	return err
 }
 
+// evidenceError wraps a failed append; a closed task is reported as such.
 func (op *operation) evidenceError(err error, executed bool) error {
+	if errors.Is(err, ErrTaskClosed) {
+		return err
+	}
 	return &governance.GovernanceEvidenceError{OperationID: op.ctx.OperationID.String(), CallExecuted: executed, Err: err}
 }
 
-func (op *operation) run(callerCtx context.Context) (any, error) {
+// authorize is the first phase of the sequence: everything before the
+// callable. On allow it returns the permit that complete consumes; the
+// caller decides where the callable runs.
+func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if err := callerCtx.Err(); err != nil {
 		return nil, err
 	}
@@ -97,7 +118,36 @@ func (op *operation) run(callerCtx context.Context) (any, error) {
 	if v.denied {
 		return nil, op.deniedError(v)
 	}
-	return op.callTool(callerCtx, ctx)
+	return &issued{
+		Permit: Permit{
+			ID: uuid.NewString(), OperationID: op.ctx.OperationID, TaskBoundaryID: op.ctx.TaskBoundaryID,
+			ChainID: op.ctx.ChainID, Tool: op.call.Tool, ArgumentDigest: op.args.Digest,
+			Arguments: json.RawMessage(op.args.Canonical), IssuedAt: op.c.now(),
+		},
+		op: op, task: op.task,
+	}, nil
+}
+
+// complete is the second phase: the outcome record of a consumed permit.
+// Arguments are never recorded, only their digest.
+func (op *operation) complete(ctx context.Context, p *issued, out Outcome) error {
+	dur := out.Duration
+	if dur == 0 {
+		dur = op.c.now().Sub(p.IssuedAt)
+	}
+	payload := map[string]any{"tool_id": p.Tool, "argument_digest": p.ArgumentDigest, "duration_us": dur.Microseconds()}
+	if out.ResultDigest != "" {
+		payload["result_digest"] = out.ResultDigest
+	}
+	typ := governance.CallableCompleted
+	if out.Failed {
+		typ = governance.CallableFailed
+		payload["failure"] = out.ErrorClass
+		if out.ErrorClass == "" {
+			payload["failure"] = "error"
+		}
+	}
+	return op.record(context.WithoutCancel(ctx), recordSpec{typ: typ, operation: op.opID(), payload: payload})
 }
 
 // pinPolicy loads the exact snapshot the context pins and checks its
@@ -148,35 +198,31 @@ func (op *operation) deniedError(v verdict) error {
 	}
 }
 
-// callTool runs the callable once through a one-use token and records the
-// outcome (ADR-0087 D3's failure semantics).
-func (op *operation) callTool(callerCtx, ctx context.Context) (any, error) {
+// callTool runs the permitted callable in process, once, through a one-use
+// token, and completes the permit with its outcome (ADR-0087 D3's failure
+// semantics).
+func (op *operation) callTool(callerCtx context.Context, m *Manager, p *issued) (any, error) {
 	final, err := op.args.forCallable()
 	if err != nil {
 		return nil, err
 	}
+	p.used = true
 	tok := &InvocationToken{ctl: op.c, toolID: op.call.Tool, operationID: op.ctx.OperationID}
 	start := time.Now()
-	res, callErr := op.m.CallTool(callerCtx, op.call.Tool, tok, final)
-	dur := time.Since(start).Microseconds()
+	res, callErr := m.CallTool(callerCtx, op.call.Tool, tok, final)
+	out := Outcome{TaskBoundaryID: p.TaskBoundaryID, Duration: time.Since(start)}
 	if callErr == nil {
-		err := op.record(ctx, recordSpec{typ: governance.CallableCompleted, operation: op.opID(), payload: map[string]any{
-			"tool_id": op.call.Tool, "argument_digest": op.args.Digest, "duration_us": dur,
-		}})
-		if err != nil {
+		if err := op.complete(callerCtx, p, out); err != nil {
 			return nil, op.evidenceError(err, true)
 		}
 		return res, nil
 	}
-	failure := "error"
+	out.Failed, out.ErrorClass = true, "error"
 	var pe *PanicError
 	if errors.As(callErr, &pe) {
-		failure = "panic"
+		out.ErrorClass = "panic"
 	}
-	err = op.record(ctx, recordSpec{typ: governance.CallableFailed, operation: op.opID(), payload: map[string]any{
-		"tool_id": op.call.Tool, "argument_digest": op.args.Digest, "duration_us": dur, "failure": failure,
-	}})
-	if err != nil {
+	if err := op.complete(callerCtx, p, out); err != nil {
 		return nil, &governance.OutcomeEvidenceError{OperationID: op.ctx.OperationID.String(), CallErr: callErr, StoreErr: err}
 	}
 	return nil, callErr

@@ -36,7 +36,10 @@ type Task struct {
 	opts     TaskOptions
 	openedAt time.Time
 
-	mu     sync.Mutex
+	// mu orders the task's appends against Close: an operation's append
+	// holds it shared, Close exclusively, so no record of the task's
+	// operations follows its TASK_CLOSED.
+	mu     sync.RWMutex
 	closed bool
 }
 
@@ -75,10 +78,7 @@ func (t *Task) Pin() PolicyPin { return t.pin }
 // Context returns a fresh operation context for one call of toolID in this
 // task.
 func (t *Task) Context(toolID string) (governance.OperationContext, error) {
-	t.mu.Lock()
-	closed := t.closed
-	t.mu.Unlock()
-	if closed {
+	if t.isClosed() {
 		return governance.OperationContext{}, ErrTaskClosed
 	}
 	return governance.NewOperationContext(governance.OperationContext{
@@ -87,6 +87,23 @@ func (t *Task) Context(toolID string) (governance.OperationContext, error) {
 		ToolID: toolID, PolicyID: t.pin.PolicyID, PolicyVersion: t.pin.Version, PolicyDigest: t.digest,
 		StartedAt: t.ctl.now(),
 	})
+}
+
+func (t *Task) isClosed() bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.closed
+}
+
+// whileOpen runs fn (an append of one of the task's operations) unless the
+// task is closed, and keeps Close waiting until fn returns.
+func (t *Task) whileOpen(fn func() error) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return ErrTaskClosed
+	}
+	return fn()
 }
 
 // Close appends TASK_CLOSED once and returns the closed boundary, from

@@ -24,6 +24,12 @@ type Call struct {
 	Arguments json.RawMessage
 	// Cwd is the absolute directory relative path arguments are joined to.
 	Cwd string
+	// PathArgs names the arguments that carry paths, for tools whose names
+	// differ from the resolver's defaults ("path", "file_path"): an MCP
+	// server's move_file has source and destination; a name ending in "[]"
+	// is an array of paths (read_multiple_files' "paths[]"). Nil means the
+	// defaults; an empty, non-nil list means the call has no path argument.
+	PathArgs []string
 	// RunID, AgentName, ToolCallID and Metadata are passed to gates and to
 	// approval callbacks as request context; they are not evidence.
 	RunID      string

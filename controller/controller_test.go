@@ -383,7 +383,9 @@ func TestManager_RegistrationBindsToThePin(t *testing.T) {
 
 func TestInvoke_PathFactsReachGates(t *testing.T) {
 	g := answer(abi.DecisionAllow, "ok")
-	resolver := func(cwd string, args map[string]any, order []string) (string, []abi.PathFact, error) {
+	var names [][]string
+	resolver := func(cwd string, args map[string]any, order []string, pathArgs []string) (string, []abi.PathFact, error) {
+		names = append(names, pathArgs)
 		if args["path"] == "loop" {
 			return "", nil, errors.New("symlink loop")
 		}
@@ -402,6 +404,11 @@ func TestInvoke_PathFactsReachGates(t *testing.T) {
 	require.ErrorAs(t, err, &de)
 	require.Equal(t, controller.ReasonEvaluatorError, de.ReasonCode)
 	require.Len(t, g.calls(), 1, "the gate is not asked without facts")
+
+	// The call's path argument names reach the resolver.
+	_, err = e.m.Invoke(context.Background(), controller.Call{Tool: "read", Arguments: json.RawMessage(`{"path":"x"}`), Cwd: "/link", PathArgs: []string{"source", "paths[]"}}, e.opctx("read"))
+	require.NoError(t, err)
+	require.Equal(t, [][]string{nil, nil, {"source", "paths[]"}}, names)
 }
 
 // TestInvoke_ApproverReplacesArguments: an approver may answer with new

@@ -202,7 +202,7 @@ func (op *operation) pathFacts() (string, []abi.PathFact, error) {
 		return op.call.Cwd, nil, nil
 	}
 	if op.factsOf != op.args.Digest {
-		op.cwd, op.facts, op.factsError = op.c.cfg.PathFacts(op.call.Cwd, op.args.Value, op.args.Order)
+		op.cwd, op.facts, op.factsError = op.c.cfg.PathFacts(op.call.Cwd, op.args.Value, op.args.Order, op.call.PathArgs)
 		op.factsOf = op.args.Digest
 	}
 	return op.cwd, op.facts, op.factsError

@@ -32,11 +32,12 @@ func (f GateProviderFunc) GateFor(ctx context.Context, b governance.ExecutableGa
 
 // PathResolver resolves a call's working directory and turns its path
 // arguments into the facts gates decide on (DESIGN.md "Path facts"); args
-// is the canonical argument object, order the caller's key order.
+// is the canonical argument object, order the caller's key order, names the
+// call's Call.PathArgs (nil: the resolver's default names).
 // pathfacts.ResolveCall is the host's implementation. The resolved cwd is
 // what gates see: a gate compares cwd joined with a raw path against the
 // resolved path.
-type PathResolver func(cwd string, args map[string]any, order []string) (resolvedCwd string, facts []abi.PathFact, err error)
+type PathResolver func(cwd string, args map[string]any, order []string, names []string) (resolvedCwd string, facts []abi.PathFact, err error)
 
 // Stable reason codes the controller itself produces.
 const (

@@ -1,6 +1,9 @@
 package pathfacts
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/govhost/govhost/abi"
 )
 
@@ -17,17 +20,26 @@ import (
 // The returned slice is a fresh copy.
 func DefaultArgNames() []string { return []string{"path", "file_path"} }
 
-// ResolveCall resolves a call's working directory (ResolveCwd) and its
-// DefaultArgNames arguments in one step. Put resolvedCwd in GateInput.Cwd
-// and facts in GateInput.Paths: pathguard compares the lexical join of
-// GateInput.Cwd and a relative argument with its resolved form, so an
-// unresolved cwd that goes through a symlink would read as a symlinked path.
-func ResolveCall(cwd string, args map[string]any, order []string) (resolvedCwd string, facts []abi.PathFact, err error) {
+// ArraySuffix marks a path-carrying argument whose value is a JSON array of
+// paths ("paths[]"): each element is one fact, its Arg "paths[0]", ... An
+// MCP filesystem server's read_multiple_files takes such an argument.
+const ArraySuffix = "[]"
+
+// ResolveCall resolves a call's working directory (ResolveCwd) and its path
+// arguments in one step: names (see ResolveArgs), or DefaultArgNames when
+// names is nil. Put resolvedCwd in GateInput.Cwd and facts in
+// GateInput.Paths: pathguard compares the lexical join of GateInput.Cwd and
+// a relative argument with its resolved form, so an unresolved cwd that goes
+// through a symlink would read as a symlinked path.
+func ResolveCall(cwd string, args map[string]any, order []string, names []string) (resolvedCwd string, facts []abi.PathFact, err error) {
 	resolvedCwd, err = ResolveCwd(cwd)
 	if err != nil {
 		return "", nil, err
 	}
-	facts, err = ResolveArgs(resolvedCwd, args, order, DefaultArgNames())
+	if names == nil {
+		names = DefaultArgNames()
+	}
+	facts, err = ResolveArgs(resolvedCwd, args, order, names)
 	if err != nil {
 		return "", nil, err
 	}
@@ -39,13 +51,15 @@ func Resolve(cwd string, args map[string]any, order []string) ([]abi.PathFact, e
 	return ResolveArgs(cwd, args, order, DefaultArgNames())
 }
 
-// ResolveArgs returns one fact per path-carrying argument of args: those whose
-// name is in names and whose value is a non-empty string. Facts come in the
-// order of order (the caller's argument order); a path argument missing from
-// order follows, in the order of names.
+// ResolveArgs returns one fact per path-carrying argument of args: those
+// named in names whose value is a non-empty string, and, for a name with
+// ArraySuffix, each non-empty string of the argument's array. Facts come in
+// the order of order (the caller's argument order); a path argument missing
+// from order follows, in the order of names.
 //
 // A null value and the empty string count as absent (both originals treat
-// them as "no path"). Any other non-string value is an *ArgError wrapping
+// them as "no path"). Any other non-string value (or, for an array name, a
+// value that is not an array of strings) is an *ArgError wrapping
 // ErrNotString: the call must fail closed.
 //
 // cwd must be absolute and should already be resolved (ResolveCwd); a
@@ -55,23 +69,23 @@ func ResolveArgs(cwd string, args map[string]any, order []string, names []string
 	if len(args) == 0 || len(names) == 0 {
 		return nil, nil
 	}
+	isArray := make(map[string]bool, len(names))
+	for _, n := range names {
+		if base, ok := strings.CutSuffix(n, ArraySuffix); ok {
+			isArray[base] = true
+		} else if _, seen := isArray[n]; !seen {
+			isArray[n] = false
+		}
+	}
 	var (
 		facts []abi.PathFact
 		done  = make(map[string]bool, len(names))
 		base  string
 	)
-	add := func(name string) error {
-		if done[name] || !contains(names, name) {
-			return nil
-		}
-		done[name] = true
-		v, ok := args[name]
-		if !ok || v == nil {
-			return nil
-		}
+	one := func(arg string, v any) error {
 		s, ok := v.(string)
 		if !ok {
-			return &ArgError{Arg: name, Path: "", Err: ErrNotString}
+			return &ArgError{Arg: arg, Path: "", Err: ErrNotString}
 		}
 		if s == "" {
 			return nil
@@ -85,10 +99,37 @@ func ResolveArgs(cwd string, args map[string]any, order []string, names []string
 		}
 		f, err := resolveFrom(base, s)
 		if err != nil {
-			return &ArgError{Arg: name, Path: s, Err: err}
+			return &ArgError{Arg: arg, Path: s, Err: err}
 		}
-		f.Arg = name
+		f.Arg = arg
 		facts = append(facts, f)
+		return nil
+	}
+	add := func(name string) error {
+		array, named := isArray[name]
+		if done[name] || !named {
+			return nil
+		}
+		done[name] = true
+		v, ok := args[name]
+		if !ok || v == nil {
+			return nil
+		}
+		if !array {
+			return one(name, v)
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return &ArgError{Arg: name, Path: "", Err: ErrNotString}
+		}
+		for i, e := range list {
+			if e == nil {
+				continue
+			}
+			if err := one(name+"["+strconv.Itoa(i)+"]", e); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	for _, name := range order {
@@ -97,18 +138,9 @@ func ResolveArgs(cwd string, args map[string]any, order []string, names []string
 		}
 	}
 	for _, name := range names {
-		if err := add(name); err != nil {
+		if err := add(strings.TrimSuffix(name, ArraySuffix)); err != nil {
 			return nil, err
 		}
 	}
 	return facts, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

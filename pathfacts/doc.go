@@ -26,7 +26,7 @@
 //
 // Host sequence:
 //
-//	cwd, facts, err := pathfacts.ResolveCall(req.Cwd, args, order)
+//	cwd, facts, err := pathfacts.ResolveCall(req.Cwd, args, order, nil)
 //	if err != nil { /* fail closed: the call does not run */ }
 //	in.Cwd, in.Paths = cwd, facts
 //

@@ -207,12 +207,62 @@ func TestArgError_WrappedStillMatches(t *testing.T) {
 
 func TestResolveCall_ReturnsResolvedCwd(t *testing.T) {
 	_, ws, outside := tree(t)
-	cwd, facts, err := pathfacts.ResolveCall(ws+"/link-out", map[string]any{"path": "secret.txt"}, []string{"path"})
+	cwd, facts, err := pathfacts.ResolveCall(ws+"/link-out", map[string]any{"path": "secret.txt"}, []string{"path"}, nil)
 	require.NoError(t, err)
 	require.Equal(t, outside, cwd)
 	require.Len(t, facts, 1)
 	require.Equal(t, outside+"/secret.txt", facts[0].Resolved)
 
-	_, _, err = pathfacts.ResolveCall(ws, map[string]any{"path": false}, nil)
+	_, _, err = pathfacts.ResolveCall(ws, map[string]any{"path": false}, nil, nil)
 	require.ErrorIs(t, err, pathfacts.ErrNotString)
+}
+
+// TestResolveArgs_SeveralAndArrays: tools with several path arguments
+// (move_file's source and destination) and arrays of paths
+// (read_multiple_files' paths) get one fact per path.
+func TestResolveArgs_SeveralAndArrays(t *testing.T) {
+	_, ws, outside := tree(t)
+	args := map[string]any{"destination": outside + "/moved.txt", "source": "notes.txt"}
+	facts, err := pathfacts.ResolveArgs(ws, args, []string{"source", "destination"}, []string{"source", "destination"})
+	require.NoError(t, err)
+	require.Len(t, facts, 2)
+	require.Equal(t, "source", facts[0].Arg)
+	require.Equal(t, ws+"/notes.txt", facts[0].Resolved)
+	require.Equal(t, "destination", facts[1].Arg)
+	require.Equal(t, outside+"/moved.txt", facts[1].Resolved)
+
+	args = map[string]any{"paths": []any{"notes.txt", nil, "", outside + "/secret.txt"}}
+	facts, err = pathfacts.ResolveArgs(ws, args, []string{"paths"}, []string{"paths[]"})
+	require.NoError(t, err)
+	require.Len(t, facts, 2, "null and empty elements are no path")
+	require.Equal(t, "paths[0]", facts[0].Arg)
+	require.Equal(t, "paths[3]", facts[1].Arg)
+	require.Equal(t, outside+"/secret.txt", facts[1].Resolved)
+
+	// An array name given a string, a plain name given an array, and an
+	// array holding a non-string all fail closed.
+	for _, tc := range []struct {
+		args  map[string]any
+		names []string
+		arg   string
+	}{
+		{map[string]any{"paths": "notes.txt"}, []string{"paths[]"}, "paths"},
+		{map[string]any{"paths": []any{"notes.txt"}}, []string{"paths"}, "paths"},
+		{map[string]any{"paths": []any{"notes.txt", 3.0}}, []string{"paths[]"}, "paths[1]"},
+	} {
+		_, err := pathfacts.ResolveArgs(ws, tc.args, nil, tc.names)
+		require.ErrorIs(t, err, pathfacts.ErrNotString)
+		var ae *pathfacts.ArgError
+		require.ErrorAs(t, err, &ae)
+		require.Equal(t, tc.arg, ae.Arg)
+	}
+
+	// ResolveCall: nil names are the defaults, an empty list is no path.
+	_, facts, err = pathfacts.ResolveCall(ws, map[string]any{"path": "notes.txt", "source": "sub"}, nil, nil)
+	require.NoError(t, err)
+	require.Len(t, facts, 1)
+	require.Equal(t, "path", facts[0].Arg)
+	_, facts, err = pathfacts.ResolveCall(ws, map[string]any{"path": "notes.txt"}, nil, []string{})
+	require.NoError(t, err)
+	require.Empty(t, facts)
 }

@@ -194,7 +194,7 @@ func evalOne(ctx context.Context, gates *govhost.Gates, snap governance.PolicySn
 	if err != nil {
 		return evalResult{}, err
 	}
-	cwd, facts, err := pathfacts.ResolveCall(req.Cwd, args.Value, args.Order)
+	cwd, facts, err := pathfacts.ResolveCall(req.Cwd, args.Value, args.Order, nil)
 	if err != nil {
 		return evalResult{}, err
 	}

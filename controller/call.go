@@ -18,7 +18,9 @@ type Call struct {
 	// Operation is the AgentLane operation, when the caller classified it
 	// ("read", "write", "execute_command", ...).
 	Operation string
-	// Action is the LionAGI action string, when the caller has one.
+	// Action is the LionAGI action string, when the caller has one. A string
+	// "action" argument takes its place (LionAGI reads args.get("action")),
+	// also after a transform rewrote it.
 	Action string
 	// Arguments is the JSON object of arguments as the model produced it.
 	Arguments json.RawMessage
@@ -120,27 +122,13 @@ func canonicalArguments(obj map[string]any) ([]byte, error) {
 // repeated key keeps its first position (and, in the value, its last
 // value), as a Python dict built by json.loads does.
 func keyOrder(raw []byte) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil {
+	members, err := governance.ObjectMembers(raw)
+	if err != nil {
 		return nil, err
 	}
-	var order []string
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key := tok.(string)
-		if !seen[key] {
-			seen[key] = true
-			order = append(order, key)
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, err
-		}
+	order := make([]string, len(members))
+	for i, m := range members {
+		order[i] = m.Key
 	}
 	return order, nil
 }
@@ -186,6 +174,17 @@ func (a Arguments) fieldNames() []string {
 	return names
 }
 
+// action is the LionAGI action of these arguments: ADR-0086 D2's chain calls
+// every hook with args.get("action", "") of the current arguments, so a
+// transform that rewrites "action" is rechecked on the new one. A string
+// "action" argument wins; without one, the call's Action.
+func (a Arguments) action(call Call) string {
+	if s, ok := a.Value["action"].(string); ok {
+		return s
+	}
+	return call.Action
+}
+
 // forCallable decodes the final arguments the way encoding/json would for
 // a Go tool: numbers as float64.
 func (a Arguments) forCallable() (map[string]any, error) {
@@ -197,13 +196,15 @@ func (a Arguments) forCallable() (map[string]any, error) {
 }
 
 // NewGateInput is the input one gate sees for call: its canonical
-// arguments and path facts, tagged with the gate's id and phase. Context
+// arguments and path facts, tagged with the gate's id and phase. Action is
+// read from the arguments when they carry a string "action" (see
+// Arguments.action), else it is call.Action. Context
 // carries the call's request fields; the controller adds the operation id
 // and actor.
 func NewGateInput(call Call, args Arguments, facts []abi.PathFact, gateID string, phase abi.Phase) abi.GateInput {
 	return abi.GateInput{
 		ABIVersion: abi.Version, GateID: gateID, Phase: phase, Tool: call.Tool,
-		Operation: call.Operation, Action: call.Action, Arguments: json.RawMessage(args.Canonical),
+		Operation: call.Operation, Action: args.action(call), Arguments: json.RawMessage(args.Canonical),
 		ArgumentOrder: args.Order, Cwd: call.Cwd, Paths: facts,
 		Context: abi.OperationInfo{RunID: call.RunID, AgentName: call.AgentName, ToolCallID: call.ToolCallID, Metadata: call.Metadata},
 	}

@@ -150,7 +150,7 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 	}
 	actor, _ := op.ctx.ActorValue()
 	req := ApprovalRequest{
-		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: op.call.Action,
+		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: op.args.action(op.call),
 		GateID: b.GateID(), ReasonCode: out.ReasonCode, Message: out.Message,
 		RunID: op.call.RunID, AgentName: op.call.AgentName, ToolCallID: op.call.ToolCallID,
 		Metadata: operationInfo(op.call, op.ctx).Metadata, Arguments: json.RawMessage(op.args.Canonical),

@@ -117,11 +117,7 @@ func evalSnapshot(gates *govhost.Gates, gateRef, config, policyFile string) (gov
 			return governance.PolicySnapshot{}, err
 		}
 	}
-	v, err := governance.ParseJSON(raw)
-	if err != nil {
-		return governance.PolicySnapshot{}, fmt.Errorf("--config: %w", err)
-	}
-	canon, err := governance.Canonical(v)
+	canon, err := policyfile.GateConfig(gateRef, raw)
 	if err != nil {
 		return governance.PolicySnapshot{}, fmt.Errorf("--config: %w", err)
 	}
@@ -133,7 +129,7 @@ func evalSnapshot(gates *govhost.Gates, gateRef, config, policyFile string) (gov
 	name := strings.TrimSuffix(filepath.Base(gateRef), ".wasm")
 	b, err := governance.NewExecutableGateBinding(governance.GateBindingSpec{
 		GateID: name, AdapterID: govhost.AdapterWasm, Level: governance.LevelHard, ToolIDs: []string{"*"},
-		ModuleDigest: digest, Config: string(canon),
+		ModuleDigest: digest, Config: canon,
 	})
 	if err != nil {
 		return governance.PolicySnapshot{}, err

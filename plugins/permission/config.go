@@ -194,28 +194,89 @@ func parseLionAGI(field string, v *value) (*LionAGIConfig, error) {
 	return lc, nil
 }
 
+// parseRuleMap reads one LionAGI rule map in either form:
+//
+//	{"bash": ["git *"], "bash_tool": ["ls"]}              the from_dict map
+//	[{"tool": "bash", "patterns": ["git *"]}, …]          the same, as a list
+//
+// The list form carries the author's order through canonical JSON, which
+// sorts object keys (the policy loader writes it); the order matters where
+// two keys canonicalise alike, because the later one's list replaces the
+// earlier one's. In the map form a literal repeated key keeps its first
+// position and its last list, as a Python dict built by json.loads does
+// (parseJSON keeps objects that way).
 func parseRuleMap(field string, v *value) ([]ToolRules, error) {
-	if v.kind != kindObject {
-		return nil, wrongType(field, "an object of tool name → list of patterns", v)
+	switch v.kind {
+	case kindObject:
+	case kindArray:
+		return parseRuleList(field, v)
+	default:
+		return nil, wrongType(field, "an object of tool name → list of patterns (or a list of {tool, patterns})", v)
 	}
 	rules := make([]ToolRules, 0, len(v.obj))
 	for i := range v.obj {
 		m := &v.obj[i]
-		f := fieldPath(field, m.key)
-		if m.val.kind != kindArray {
-			return nil, wrongType(f, "a list of pattern strings", &m.val)
-		}
-		pats := make([]string, 0, len(m.val.arr))
-		for j := range m.val.arr {
-			el := &m.val.arr[j]
-			if el.kind != kindString {
-				return nil, wrongType(f+"["+strconv.Itoa(j)+"]", "a string", el)
-			}
-			pats = append(pats, el.s)
+		pats, err := parsePatterns(fieldPath(field, m.key), &m.val)
+		if err != nil {
+			return nil, err
 		}
 		rules = append(rules, ToolRules{Tool: m.key, Patterns: pats})
 	}
 	return rules, nil
+}
+
+// parseRuleList reads the list form of a rule map, in order.
+func parseRuleList(field string, v *value) ([]ToolRules, error) {
+	rules := make([]ToolRules, 0, len(v.arr))
+	for i := range v.arr {
+		el := &v.arr[i]
+		f := field + "[" + strconv.Itoa(i) + "]"
+		if el.kind != kindObject {
+			return nil, wrongType(f, `an object {"tool": …, "patterns": […]}`, el)
+		}
+		var (
+			tr                ToolRules
+			haveTool, havePat bool
+		)
+		for j := range el.obj {
+			m := &el.obj[j]
+			switch m.key {
+			case "tool":
+				if m.val.kind != kindString {
+					return nil, wrongType(f+".tool", "a string", &m.val)
+				}
+				tr.Tool, haveTool = m.val.s, true
+			case "patterns":
+				pats, err := parsePatterns(f+".patterns", &m.val)
+				if err != nil {
+					return nil, err
+				}
+				tr.Patterns, havePat = pats, true
+			default:
+				return nil, configErr(fieldPath(f, m.key), ErrUnknownField, `unknown field (want "tool", "patterns")`)
+			}
+		}
+		if !haveTool || !havePat {
+			return nil, configErr(f, ErrBadValue, `needs both "tool" and "patterns"`)
+		}
+		rules = append(rules, tr)
+	}
+	return rules, nil
+}
+
+func parsePatterns(field string, v *value) ([]string, error) {
+	if v.kind != kindArray {
+		return nil, wrongType(field, "a list of pattern strings", v)
+	}
+	pats := make([]string, 0, len(v.arr))
+	for j := range v.arr {
+		el := &v.arr[j]
+		if el.kind != kindString {
+			return nil, wrongType(field+"["+strconv.Itoa(j)+"]", "a string", el)
+		}
+		pats = append(pats, el.s)
+	}
+	return pats, nil
 }
 
 func parseAgentLane(field string, v *value) (*AgentLaneConfig, error) {

@@ -293,15 +293,11 @@ func (l *loader) gate(raw []byte, field string, i int, gateAt map[string]int, or
 		return governance.ExecutableGateBinding{}, err
 	}
 	if raw, ok := m["config"]; ok {
-		v, err := governance.ParseJSON(raw)
+		text, err := GateConfig(module, raw)
 		if err != nil {
 			return governance.ExecutableGateBinding{}, l.fail(field+".config", err.Error(), err)
 		}
-		text, err := governance.Canonical(v)
-		if err != nil {
-			return governance.ExecutableGateBinding{}, l.fail(field+".config", err.Error(), err)
-		}
-		spec.Config = string(text)
+		spec.Config = text
 	}
 	if l.resolve == nil {
 		return governance.ExecutableGateBinding{}, l.fail(field+".module", "no module resolver", ErrModuleNotFound)

@@ -79,6 +79,7 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"plugins":    {"abi", "sdk", "plugins"},
 		"controller": {"governance", "evidence", "policy", "abi", "controller"},
 		"host":       {"abi", "governance", "host"},
+		"agents":     {"governance", "controller", "agents"},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {
@@ -89,6 +90,11 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		for imp := range imports {
 			if strings.Contains(imp, "tetratelabs/wazero") || strings.Contains(imp, "extism/go-sdk") {
 				require.True(t, within(dir, "host") || within(dir, "cmd"), "%s imports %s: only host runs Wasm", dir, imp)
+			}
+			if within(dir, "agents") {
+				for _, io := range []string{"os", "os/exec", "net", "net/http", "io/fs", "io/ioutil", "syscall"} {
+					require.NotEqual(t, io, imp, "%s imports %s: agents/ is pure translation, no I/O", dir, imp)
+				}
 			}
 			if strings.Contains(imp, "cockroachdb/pebble") {
 				require.True(t, within(dir, filepath.Join("evidence", "pebblestore")) || within(dir, "policy") || within(dir, "cmd") || dir == ".",

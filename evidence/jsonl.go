@@ -3,7 +3,6 @@ package evidence
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,9 +33,12 @@ func (e *LineError) Is(target error) bool {
 
 // ReadJSONL reads a chain exported as JSON Lines, one EvidenceRecord a
 // line in stored order (the format of the reference chain.jsonl), and calls
-// fn for each record until fn returns false. Blank lines are skipped. A line
-// that is not a complete, valid record — including a truncated last line —
-// stops reading with a *LineError.
+// fn for each record until fn returns false. Blank lines are skipped. Each
+// line is read strictly (governance.ParseRecordJSON: exact keys, no
+// duplicates, every field present, canonical ids, times and payloads), so
+// the records verified are the ones every other JSON reader sees. A line
+// that is not such a record — including a truncated last line — stops
+// reading with a *LineError whose Err names the field.
 func ReadJSONL(r io.Reader, fn func(governance.EvidenceRecord) bool) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for line := 1; ; line++ {
@@ -48,13 +50,9 @@ func ReadJSONL(r io.Reader, fn func(governance.EvidenceRecord) bool) error {
 			return &LineError{Line: line, Err: err}
 		}
 		if len(bytes.TrimSpace(text)) > 0 {
-			var rec governance.EvidenceRecord
-			if uerr := json.Unmarshal(text, &rec); uerr != nil {
-				var se *json.SyntaxError
-				if errors.As(uerr, &se) {
-					uerr = fmt.Errorf("not a complete JSON record (truncated?) at byte %d", se.Offset)
-				}
-				return &LineError{Line: line, Err: uerr}
+			rec, perr := governance.ParseRecordJSON(text)
+			if perr != nil {
+				return &LineError{Line: line, Err: perr}
 			}
 			if !fn(rec) {
 				return nil

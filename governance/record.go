@@ -1,10 +1,8 @@
 package governance
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
@@ -223,85 +221,6 @@ func appendNullUUID(dst []byte, id uuid.NullUUID) []byte {
 func sha256HexString(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
-}
-
-// recordJSON is the wire form of EvidenceRecord, fields in the order of
-// ADR-0087 D2 and of the reference chain.jsonl.
-type recordJSON struct {
-	RecordID           uuid.UUID     `json:"record_id"`
-	RecordType         EvidenceType  `json:"record_type"`
-	ChainID            uuid.UUID     `json:"chain_id"`
-	OperationID        uuid.NullUUID `json:"operation_id"`
-	Sequence           *int64        `json:"sequence"`
-	PolicyID           uuid.UUID     `json:"policy_id"`
-	PolicyVersion      string        `json:"policy_version"`
-	PayloadJSON        string        `json:"payload_json"`
-	PayloadDigest      string        `json:"payload_digest"`
-	PreviousChainHash  *string       `json:"previous_chain_hash"`
-	SupersedesRecordID uuid.NullUUID `json:"supersedes_record_id"`
-	CreatedAt          string        `json:"created_at"`
-	HashAlgorithm      string        `json:"hash_algorithm"`
-	ChainHash          string        `json:"chain_hash"`
-}
-
-// MarshalJSON writes the record with null for absent values and created_at
-// in TimeLayout, without HTML escaping.
-func (r EvidenceRecord) MarshalJSON() ([]byte, error) {
-	seq := r.Sequence
-	w := recordJSON{
-		RecordID: r.RecordID, RecordType: r.RecordType, ChainID: r.ChainID, OperationID: r.OperationID,
-		Sequence: &seq, PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion, PayloadJSON: r.PayloadJSON,
-		PayloadDigest: r.PayloadDigest, SupersedesRecordID: r.SupersedesRecordID,
-		CreatedAt: FormatTime(r.CreatedAt), HashAlgorithm: r.HashAlgorithm, ChainHash: r.ChainHash,
-	}
-	if r.PreviousChainHash != "" {
-		p := r.PreviousChainHash
-		w.PreviousChainHash = &p
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// UnmarshalJSON reads a stored record strictly: unknown fields, missing
-// required fields and malformed digests are refused with a
-// *ValidationError naming the field. An unknown hash_algorithm is kept so
-// the verifier can report it.
-func (r *EvidenceRecord) UnmarshalJSON(b []byte) error {
-	var w recordJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return &ValidationError{Field: "record", Reason: err.Error()}
-	}
-	if w.Sequence == nil {
-		return &ValidationError{Field: "sequence", Reason: "is required"}
-	}
-	created, err := ParseTime("created_at", w.CreatedAt)
-	if err != nil {
-		return err
-	}
-	out := EvidenceRecord{
-		RecordID: w.RecordID, RecordType: w.RecordType, ChainID: w.ChainID, OperationID: w.OperationID,
-		Sequence: *w.Sequence, PolicyID: w.PolicyID, PolicyVersion: w.PolicyVersion, PayloadJSON: w.PayloadJSON,
-		PayloadDigest: w.PayloadDigest, SupersedesRecordID: w.SupersedesRecordID, CreatedAt: created,
-		HashAlgorithm: w.HashAlgorithm, ChainHash: w.ChainHash,
-	}
-	if w.PreviousChainHash != nil {
-		if *w.PreviousChainHash == "" {
-			return &ValidationError{Field: "previous_chain_hash", Reason: "must be null or a digest"}
-		}
-		out.PreviousChainHash = *w.PreviousChainHash
-	}
-	if err := out.Validate(); err != nil {
-		return err
-	}
-	*r = out
-	return nil
 }
 
 // DigestsMatch recomputes both digests and reports whether each equals the

@@ -27,15 +27,14 @@ func NormalizeTime(field string, t time.Time) (time.Time, error) {
 	return t.UTC().Truncate(time.Microsecond), nil
 }
 
-// ParseTime parses a record time. It accepts RFC 3339 with any offset (an
-// aware time) and at most microsecond precision, and returns it in UTC.
+// ParseTime parses a time written exactly in TimeLayout
+// (YYYY-MM-DDTHH:MM:SS.ffffffZ, UTC): an offset, another number of
+// fractional digits or a ',' for the '.' — all valid RFC 3339 that other
+// readers would see as a different string — are refused, never normalised.
 func ParseTime(field, s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, &ValidationError{Field: field, Reason: fmt.Sprintf("not an RFC 3339 time with offset: %q", s)}
+	t, err := time.Parse(TimeLayout, s)
+	if err != nil || FormatTime(t) != s {
+		return time.Time{}, &ValidationError{Field: field, Reason: fmt.Sprintf("must be a UTC time written exactly YYYY-MM-DDTHH:MM:SS.ffffffZ, not %q", truncateForError(s))}
 	}
-	if t.Nanosecond()%1000 != 0 {
-		return time.Time{}, &ValidationError{Field: field, Reason: "time has sub-microsecond precision"}
-	}
-	return t.UTC(), nil
+	return t, nil
 }

@@ -1,0 +1,263 @@
+package governance
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Strict reading of the documents govhost exchanges with other programs
+// (chain files, certificates, bundles). encoding/json's struct decoding
+// matches keys case-insensitively and keeps the last of repeated keys, so a
+// line carrying "record_type" and "Record_Type" would read differently in
+// Go than in jq or Python. These helpers read an object member by member
+// with exact keys instead, so govhost sees what every other reader sees, or
+// refuses the document with the field that differs.
+
+// strictObject holds the members of one JSON object read by readObject,
+// raw, by exact key.
+type strictObject struct {
+	what    string
+	members map[string]json.RawMessage
+}
+
+// readObject reads data as exactly one JSON object whose keys are exactly
+// fields: each present once, spelled exactly, and no other key. Text must
+// be valid UTF-8 without unpaired surrogate escapes (encoding/json would
+// silently replace them). Errors are *ValidationError naming the field.
+func readObject(data []byte, what string, fields []string) (strictObject, error) {
+	fail := func(field, reason string) (strictObject, error) {
+		return strictObject{}, &ValidationError{Field: field, Reason: reason}
+	}
+	if !utf8.Valid(data) {
+		return fail(what, fmt.Sprintf("not valid UTF-8 (byte %d)", invalidUTF8Offset(data)))
+	}
+	if off, ok := findLoneSurrogate(data); ok {
+		return fail(what, fmt.Sprintf("unpaired UTF-16 surrogate escape at byte %d", off))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return fail(what, "not a complete JSON object: "+tokenError(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fail(what, "must be a JSON object")
+	}
+	members := make(map[string]json.RawMessage, len(fields))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail(what, "not a complete JSON object: "+tokenError(err))
+		}
+		key := tok.(string) // inside an object, the decoder yields only string keys here
+		if !contains(fields, key) {
+			reason := "unknown field"
+			if near := caseVariantOf(fields, key); near != "" {
+				reason = fmt.Sprintf("unknown field (keys are exact: %q is not %q)", key, near)
+			}
+			return fail(what+"."+key, reason)
+		}
+		if _, dup := members[key]; dup {
+			return fail(key, "appears twice")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fail(key, "not a complete JSON value: "+tokenError(err))
+		}
+		members[key] = raw
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return fail(what, "not a complete JSON object: "+tokenError(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fail(what, "unexpected data after the JSON object")
+	}
+	for _, f := range fields {
+		if _, ok := members[f]; !ok {
+			return fail(f, "is required (write null for an absent value)")
+		}
+	}
+	return strictObject{what: what, members: members}, nil
+}
+
+func tokenError(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%v at byte %d", se, se.Offset)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end (truncated?)"
+	}
+	return err.Error()
+}
+
+func contains(set []string, s string) bool {
+	for _, x := range set {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func caseVariantOf(fields []string, key string) string {
+	for _, f := range fields {
+		if strings.EqualFold(f, key) {
+			return f
+		}
+	}
+	return ""
+}
+
+func (o strictObject) isNull(field string) bool {
+	return string(o.members[field]) == "null"
+}
+
+// str reads a JSON string member.
+func (o strictObject) str(field string) (string, error) {
+	raw := o.members[field]
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", &ValidationError{Field: field, Reason: "must be a string"}
+	}
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 {
+		return string(body), nil // no escapes: the decoder already checked the text
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", &ValidationError{Field: field, Reason: "must be a string"}
+	}
+	return s, nil
+}
+
+// nullableStr reads a string or null member; ok is false for null.
+func (o strictObject) nullableStr(field string) (s string, ok bool, err error) {
+	if o.isNull(field) {
+		return "", false, nil
+	}
+	s, err = o.str(field)
+	return s, err == nil, err
+}
+
+// uuid reads a UUID in its one canonical form.
+func (o strictObject) uuid(field string) (uuid.UUID, error) {
+	s, err := o.str(field)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return ParseCanonicalUUID(field, s)
+}
+
+// nullUUID reads a canonical UUID or null.
+func (o strictObject) nullUUID(field string) (uuid.NullUUID, error) {
+	if o.isNull(field) {
+		return uuid.NullUUID{}, nil
+	}
+	id, err := o.uuid(field)
+	return uuid.NullUUID{UUID: id, Valid: err == nil}, err
+}
+
+// count reads a nonnegative integer written the one canonical way: decimal
+// digits, no sign, no leading zero, no fraction or exponent.
+func (o strictObject) count(field string) (int64, error) {
+	raw := string(o.members[field])
+	if !isCanonicalCount(raw) {
+		return 0, &ValidationError{Field: field, Reason: fmt.Sprintf("must be a nonnegative integer in canonical form, not %s", truncateForError(raw))}
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return 0, &ValidationError{Field: field, Reason: "integer out of range"}
+	}
+	return n, nil
+}
+
+func isCanonicalCount(s string) bool {
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// timestamp reads a time in TimeLayout exactly.
+func (o strictObject) timestamp(field string) (time.Time, error) {
+	s, err := o.str(field)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return ParseTime(field, s)
+}
+
+// digest reads a 64-lowercase-hex digest.
+func (o strictObject) digest(field string) (string, error) {
+	s, err := o.str(field)
+	if err != nil {
+		return "", err
+	}
+	return s, checkDigest(field, s)
+}
+
+// object reads a nested member strictly.
+func (o strictObject) object(field string, fields []string) (strictObject, error) {
+	inner, err := readObject(o.members[field], field, fields)
+	if err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) && ve.Field != field && !strings.HasPrefix(ve.Field, field+".") {
+			ve.Field = field + "." + ve.Field
+		}
+		return strictObject{}, err
+	}
+	return inner, nil
+}
+
+func truncateForError(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// ParseCanonicalUUID parses s only in the one form records use: 36
+// characters, lowercase hex, dashes at 8, 13, 18 and 23. Upper case,
+// braces, urn:uuid: and undashed forms — all of which uuid.Parse accepts —
+// are refused with a *ValidationError naming field.
+func ParseCanonicalUUID(field, s string) (uuid.UUID, error) {
+	if !isCanonicalUUID(s) {
+		return uuid.Nil, &ValidationError{Field: field, Reason: fmt.Sprintf("must be a UUID in canonical lower-case form (8-4-4-4-12), not %q", truncateForError(s))}
+	}
+	return uuid.Parse(s)
+}
+
+func isCanonicalUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func quoteForError(s string) string { return strconv.Quote(truncateForError(s)) }

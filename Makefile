@@ -1,7 +1,7 @@
 GO ?= go
 
 
-.PHONY: build test bench run fmt vet fuzz plugins plugins-check fixtures fixtures-check
+.PHONY: build test bench run fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables
 
 build:
 	$(GO) build -o bin/govhost ./cmd/govhost
@@ -44,3 +44,8 @@ fixtures: plugins
 # fixtures-check: rebuild and fail if any committed module differs.
 fixtures-check: fixtures
 	git diff --exit-code -- $(WASM_OUT)
+
+# gate-tables: every built-in gate's case table through its embedded module,
+# with the gate test runner (`govhost test`).
+gate-tables: build
+	for g in $(BUILTIN_GATES); do ./bin/govhost test plugins/$$g/testdata/cases.json --gate $$g > /dev/null || exit 1; done

@@ -30,6 +30,7 @@ var commands = map[string]command{
 	"plugin": {"plugin check FILE.wasm: load a gate module, report its ABI, exports and digest, run smoke inputs", runPlugin},
 	"demo":   {"demo [--data DIR]: run a governed agent session on the embedded default, verify it, mint its certificate", runDemo},
 	"eval":   {"eval --gate NAME|FILE.wasm [--config JSON] | --policy FILE: decide JSON Lines requests on stdin", runEval},
+	"test":   {"test CASES... --gate NAME|FILE.wasm [--config JSON] [--json]: run a gate's test cases", runTest},
 	"policy": {"policy put|activate|bind|resolve|show --data DIR: manage policy versions", runPolicy},
 }
 

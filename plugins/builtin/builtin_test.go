@@ -2,13 +2,13 @@ package builtin_test
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/gatetest"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
@@ -17,7 +17,9 @@ import (
 
 // TestBuiltin_TablesThroughWasm runs each gate's own table (the one its
 // native tests run, plugins/<name>/testdata/cases.json) through the
-// embedded .wasm module on the real host: same table, same answers.
+// embedded .wasm module on the real host with gatetest.Run, the runner of
+// `govhost test`: same table, same answers, and every built-in invariant
+// (gatetable.Check) holds for the Wasm verdicts too.
 func TestBuiltin_TablesThroughWasm(t *testing.T) {
 	ctx := context.Background()
 	h, err := host.New(ctx, host.NewConfig().WithPoolSize(1))
@@ -31,17 +33,14 @@ func TestBuiltin_TablesThroughWasm(t *testing.T) {
 			mod, err := h.Load(ctx, m.Wasm, m.Digest)
 			require.NoError(t, err)
 			table := gatetable.Load(t, filepath.Join("..", name, "testdata", "cases.json"), name)
-			for _, c := range table.Cases {
-				config := c.Config
-				if len(config) == 0 {
-					config = json.RawMessage("{}")
-				}
-				gate, err := h.Gate(ctx, mod, config)
-				require.NoError(t, err, c.Name)
-				c.Input.ABIVersion = abi.Version
-				out, err := gate.Evaluate(ctx, c.Input)
-				require.NoError(t, err, c.Name)
-				c.Check(t, out)
+			rep, err := gatetest.Run(ctx, h, mod, table.File, gatetest.Options{})
+			require.NoError(t, err)
+			require.Len(t, rep.Cases, len(table.Cases))
+			for i, c := range table.Cases {
+				res := rep.Cases[i]
+				require.True(t, res.Pass, "%s: %+v %s", c.Name, res.Diff, res.Error)
+				c.Check(t, abi.GateOutput{Decision: res.Got.Decision, ReasonCode: res.Got.ReasonCode,
+					Message: res.Got.Message, Detail: res.Got.Detail, MatchedRule: res.Got.MatchedRule, Arguments: res.Got.Arguments})
 			}
 		})
 	}

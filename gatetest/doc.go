@@ -1,0 +1,12 @@
+// Package gatetest owns gate test cases and their runner: the cases file
+// format (JSON or YAML) that lists requests, configurations and the verdict
+// each must get, and Run, which evaluates every case through a gate module
+// loaded by the host and reports pass / fail per case with a field-by-field
+// diff. `govhost test` is its command-line front end; the built-in gates'
+// tables (plugins/<name>/testdata/cases.json) and the examples' shared cases
+// use the same format and the same runner.
+//
+// Case files are trusted input written by the gate's author; the verdicts
+// they are compared with come from the guest and are not: report text
+// quotes every guest-produced string.
+package gatetest

@@ -1,0 +1,172 @@
+package gatetest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/govhost/govhost/gatetest"
+	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/internal/wasmfixtures"
+)
+
+func newHost(t *testing.T) *host.Host {
+	t.Helper()
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig().WithPoolSize(1))
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close(ctx) })
+	return h
+}
+
+func load(t *testing.T, h *host.Host, wasm []byte) *host.Module {
+	t.Helper()
+	m, err := h.Load(context.Background(), wasm, host.AnyDigest)
+	require.NoError(t, err)
+	return m
+}
+
+const cGateCases = `
+gate: cgate
+description: c_gate.wasm denies one configured tool
+config: {deny_tool: bash}
+cases:
+  - name: bash denied by the file's config
+    input: {tool: bash, arguments: {command: ls}}
+    want: {decision: deny, reason_code: cgate.tool_denied, matched_rule: deny_tool}
+  - name: read allowed
+    input: {tool: read}
+    want: {decision: allow, reason_code: cgate.allowed, matched_rule: ""}
+  - name: case config replaces the file's
+    config: {deny_tool: read}
+    input: {tool: read}
+    want: {decision: deny, reason_code: cgate.tool_denied}
+  - name: a refused configuration is the host's deny
+    config: {deny_tool: ""}
+    input: {tool: read}
+    want: {decision: deny, reason_code: gate.config_rejected}
+`
+
+func TestRun_YAMLAndConfigPrecedence(t *testing.T) {
+	h := newHost(t)
+	m := load(t, h, wasmfixtures.Bytes("c_gate.wasm"))
+	f, err := gatetest.Parse([]byte(cGateCases), true)
+	require.NoError(t, err)
+	rep, err := gatetest.Run(context.Background(), h, m, f, gatetest.Options{})
+	require.NoError(t, err)
+	require.Equal(t, 4, rep.Passed, "%+v", rep.Cases)
+	require.Contains(t, rep.Cases[3].Error, "gate.config_rejected")
+
+	// --config replaces the file's configuration, not a case's own.
+	rep, err = gatetest.Run(context.Background(), h, m, f, gatetest.Options{Config: json.RawMessage(`{"deny_tool":"read"}`)})
+	require.NoError(t, err)
+	require.False(t, rep.Cases[0].Pass, "bash is allowed under --config")
+	require.Equal(t, []gatetest.Difference{
+		{Field: "decision", Want: "deny", Got: "allow"},
+		{Field: "reason_code", Want: "cgate.tool_denied", Got: "cgate.allowed"},
+		{Field: "matched_rule", Want: "deny_tool", Got: ""},
+	}, rep.Cases[0].Diff)
+	require.False(t, rep.Cases[1].Pass)
+	require.True(t, rep.Cases[2].Pass)
+	require.Equal(t, 2, rep.Failed)
+	require.False(t, rep.OK())
+}
+
+func TestReport_TextQuotesGuestText(t *testing.T) {
+	rep := gatetest.Report{File: "c.yaml", SHA256: "ab", Failed: 1, Cases: []gatetest.CaseResult{
+		{Name: "evil", Diff: []gatetest.Difference{{Field: "message", Want: "", Got: "\x1b[2Jgotcha\u202e"}}},
+	}}
+	var b bytes.Buffer
+	require.NoError(t, rep.WriteText(&b))
+	require.NotContains(t, b.String(), "\x1b")
+	require.NotContains(t, b.String(), "\u202e")
+	require.Contains(t, b.String(), `FAIL  "evil"`)
+	require.Contains(t, b.String(), `\x1b[2Jgotcha`)
+	require.Contains(t, b.String(), "FAIL: 0 passed, 1 failed")
+
+	b.Reset()
+	require.NoError(t, rep.WriteJSON(&b))
+	var back gatetest.Report
+	require.NoError(t, json.Unmarshal(b.Bytes(), &back))
+	require.Equal(t, rep, back)
+}
+
+func TestRun_GuestFailureIsAVerdict(t *testing.T) {
+	h := newHost(t)
+	m := load(t, h, wasmfixtures.Bytes("trap.wasm"))
+	f, err := gatetest.Parse([]byte(`{"cases":[{"name":"trap","input":{"tool":"x"},"want":{"decision":"deny","reason_code":"gate.trap"}}]}`), false)
+	require.NoError(t, err)
+	rep, err := gatetest.Run(context.Background(), h, m, f, gatetest.Options{})
+	require.NoError(t, err)
+	require.True(t, rep.OK(), "%+v", rep.Cases)
+	require.Contains(t, rep.Cases[0].Error, "gate.trap")
+}
+
+func TestRun_ClosedHost(t *testing.T) {
+	h := newHost(t)
+	m := load(t, h, wasmfixtures.Bytes("allow.wasm"))
+	require.NoError(t, h.Close(context.Background()))
+	f, err := gatetest.Parse([]byte(`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a.b"}}]}`), false)
+	require.NoError(t, err)
+	_, err = gatetest.Run(context.Background(), h, m, f, gatetest.Options{})
+	require.ErrorIs(t, err, host.ErrClosed)
+}
+
+func TestParse_BadFiles(t *testing.T) {
+	for name, tc := range map[string]struct {
+		doc  string
+		yaml bool
+		want string
+	}{
+		"not json":          {`{"cases":`, false, "unexpected EOF"},
+		"not yaml":          {"cases: [", true, "YAML"},
+		"no cases":          {`{"cases":[]}`, false, "no cases"},
+		"unknown field":     {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a","mesage":"x"}}]}`, false, "unknown field"},
+		"bad decision":      {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"maybe","reason_code":"a"}}]}`, false, "want.decision"},
+		"bad reason":        {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"Not Valid"}}]}`, false, "want.reason_code"},
+		"duplicate":         {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}},{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}}]}`, false, "duplicate"},
+		"no name":           {`{"cases":[{"input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}}]}`, false, "no name"},
+		"no tool":           {`{"cases":[{"name":"a","want":{"decision":"allow","reason_code":"a"}}]}`, false, "input.tool"},
+		"config not object": {`{"config":[1],"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}}]}`, false, "config"},
+		"trailing":          {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}}]} {}`, false, "trailing"},
+		"non-string keys":   {"cases:\n  - {1: 2}\n", true, "YAML"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := gatetest.Parse([]byte(tc.doc), tc.yaml)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	_, err := gatetest.LoadFile(filepath.Join(dir, "missing.json"))
+	var fe *gatetest.FileError
+	require.ErrorAs(t, err, &fe)
+	require.True(t, errors.Is(err, os.ErrNotExist))
+
+	doc := "cases:\n  - name: a\n    input: {tool: x}\n    want: {decision: allow, reason_code: a.ok}\n"
+	for _, name := range []string{"c.yaml", "c.yml", "c.cases"} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(doc), 0o600))
+		f, err := gatetest.LoadFile(p)
+		require.NoError(t, err, name)
+		require.Equal(t, "a", f.Cases[0].Name)
+	}
+	p := filepath.Join(dir, "c.json")
+	require.NoError(t, os.WriteFile(p, []byte(doc), 0o600))
+	_, err = gatetest.LoadFile(p)
+	require.ErrorAs(t, err, &fe, "a .json file is read as JSON")
+	require.True(t, strings.HasSuffix(fe.Path, "c.json"))
+
+	_, err = gatetest.LoadFile(filepath.Join(dir, "c.yaml"))
+	require.NoError(t, err)
+}

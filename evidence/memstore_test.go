@@ -21,3 +21,7 @@ func TestMemStore_Conformance(t *testing.T) {
 		},
 	})
 }
+
+func TestMemStore_Chains(t *testing.T) {
+	storetest.RunChainLister(t, storetest.Harness{New: func(t *testing.T) evidence.Store { return evidence.NewMemStore() }})
+}

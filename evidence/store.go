@@ -65,3 +65,13 @@ func AppendAll(ctx context.Context, s Store, records []governance.EvidenceRecord
 	}
 	return receipts, nil
 }
+
+// ChainLister is an optional capability: list the chains a store holds, so
+// that a tool can find them without being told their ids (a certificate
+// bundle of every chain, an audit sweep).
+type ChainLister interface {
+	// Chains returns up to limit chain ids greater than after (uuid.Nil:
+	// from the start), in ascending byte order. Fewer than limit means
+	// there are no more.
+	Chains(ctx context.Context, after uuid.UUID, limit int) ([]uuid.UUID, error)
+}

@@ -179,3 +179,11 @@ func (e *CertificateError) Error() string {
 	}
 	return "governance: certificate refused: " + e.Reason
 }
+
+// ErrStoreUnavailable is matched (errors.Is) by every error of a store
+// that could not be reached or did not answer (a database down,
+// restarting, or past its statement timeout). It says nothing was
+// decided: a policy lookup that fails with it is not a policy verdict, and
+// an append that fails with it appended nothing (or, when the error also
+// says the commit is unknown, may have: see the store's docs).
+var ErrStoreUnavailable = errors.New("governance: store unavailable")

@@ -113,3 +113,7 @@ func TestStore_Append_HeadCacheEviction(t *testing.T) {
 		require.True(t, res.Valid)
 	}
 }
+
+func TestStore_Chains(t *testing.T) {
+	storetest.RunChainLister(t, harness())
+}

@@ -58,7 +58,8 @@ func within(dir, room string) bool {
 
 // TestImports_FollowTheRooms encodes DESIGN.md's arrows: governance and abi
 // import nothing of ours; evidence and policy only governance; only host
-// touches wazero or extism; only the Pebble stores touch pebble; the
+// touches wazero or extism; only the Pebble stores touch pebble and only
+// the PostgreSQL stores (with internal/pgdb, internal/pgtest) pgx; the
 // controller never imports host; the SDK and plugins only abi and sdk.
 func TestImports_FollowTheRooms(t *testing.T) {
 	ours := func(imp string) (string, bool) {
@@ -73,8 +74,8 @@ func TestImports_FollowTheRooms(t *testing.T) {
 	allowed := map[string][]string{
 		"governance": {},
 		"abi":        {},
-		"evidence":   {"governance", "evidence"},
-		"policy":     {"governance", "policy"},
+		"evidence":   {"governance", "evidence", filepath.Join("internal", "pgdb")},
+		"policy":     {"governance", "policy", filepath.Join("internal", "pgdb")},
 		"sdk":        {"abi", "sdk"},
 		"plugins":    {"abi", "sdk", "plugins"},
 		"controller": {"governance", "evidence", "policy", "abi", "controller"},
@@ -99,6 +100,11 @@ func TestImports_FollowTheRooms(t *testing.T) {
 			if strings.Contains(imp, "cockroachdb/pebble") {
 				require.True(t, within(dir, filepath.Join("evidence", "pebblestore")) || within(dir, "policy") || within(dir, "cmd") || dir == ".",
 					"%s imports %s: only the Pebble stores and the assembly touch Pebble", dir, imp)
+			}
+			if strings.Contains(imp, "jackc/pgx") {
+				require.True(t, within(dir, filepath.Join("evidence", "pgstore")) || within(dir, filepath.Join("policy", "pgstore")) ||
+					within(dir, filepath.Join("internal", "pgdb")) || within(dir, filepath.Join("internal", "pgtest")) || within(dir, "cmd") || dir == ".",
+					"%s imports %s: only the PostgreSQL stores and their plumbing touch pgx", dir, imp)
 			}
 			target, isOurs := ours(imp)
 			if !isOurs {

@@ -54,7 +54,7 @@ type Store struct {
 	avail policy.Availability
 
 	writeMu  sync.Mutex // serializes read-check-write of Put, Activate, Bind
-	verified sync.Map   // snapshot key → *verifiedSnapshot (see read)
+	verified policy.SnapshotCache
 }
 
 var _ policy.Store = (*Store)(nil)

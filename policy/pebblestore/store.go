@@ -1,9 +1,7 @@
 package pebblestore
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -43,13 +41,8 @@ func (s *Store) Put(ctx context.Context, snap governance.PolicySnapshot) error {
 	return nil
 }
 
-// read returns the stored snapshot, checked, and whether it exists.
-//
-// NB: each stored encoding is decoded and its digest recomputed once; the
-// result is kept with the exact bytes it came from, and every later read
-// compares the bytes now stored with those before reusing it. An edit made
-// on disk after the first read therefore fails the next read, as it would
-// without the cache; the cache only skips re-verifying identical bytes.
+// read returns the stored snapshot, checked (see policy.SnapshotCache),
+// and whether it exists.
 func (s *Store) read(policyID uuid.UUID, version string) (governance.PolicySnapshot, bool, error) {
 	key := snapshotKey(policyID, version)
 	v, closer, err := s.db.Get(key)
@@ -60,50 +53,11 @@ func (s *Store) read(policyID uuid.UUID, version string) (governance.PolicySnaps
 		return governance.PolicySnapshot{}, false, fmt.Errorf("pebblestore: read %s@%s: %w", policyID, version, err)
 	}
 	defer closer.Close()
-	if c, ok := s.verified.Load(string(key)); ok && bytes.Equal(c.(*verifiedSnapshot).raw, v) {
-		return c.(*verifiedSnapshot).snap, true, nil
-	}
-	raw := append([]byte(nil), v...)
-	snap, err := decodeSnapshot(key, policyID, version, raw)
+	snap, err := s.verified.Decode(string(key), policyID, version, v)
 	if err != nil {
-		s.verified.Delete(string(key))
 		return governance.PolicySnapshot{}, false, err
 	}
-	s.verified.Store(string(key), &verifiedSnapshot{raw: raw, snap: snap})
 	return snap, true, nil
-}
-
-// verifiedSnapshot is a decoded, digest-checked snapshot and the exact
-// stored bytes it was decoded from.
-type verifiedSnapshot struct {
-	raw  []byte
-	snap governance.PolicySnapshot
-}
-
-// decodeSnapshot decodes and checks a stored snapshot: digest recomputed,
-// stored under its own id and version.
-func decodeSnapshot(key []byte, policyID uuid.UUID, version string, v []byte) (governance.PolicySnapshot, error) {
-	ie := &policy.IntegrityError{Key: string(key), PolicyID: policyID.String(), Version: version}
-	var snap governance.PolicySnapshot
-	if err := json.Unmarshal(v, &snap); err != nil {
-		ie.Err = err
-		var ve *governance.ValidationError
-		if errors.As(err, &ve) {
-			ie.Field, ie.Reason = ve.Field, ve.Reason
-		} else {
-			ie.Field, ie.Reason = "policy_snapshot", err.Error()
-		}
-		return governance.PolicySnapshot{}, ie
-	}
-	switch {
-	case snap.PolicyID() != policyID:
-		ie.Field, ie.Reason = "policy_id", fmt.Sprintf("record of policy %s stored under %s", snap.PolicyID(), policyID)
-	case snap.Version() != version:
-		ie.Field, ie.Reason = "version", fmt.Sprintf("record of version %q stored under %q", snap.Version(), version)
-	default:
-		return snap, nil
-	}
-	return governance.PolicySnapshot{}, ie
 }
 
 // Get implements policy.Store.
@@ -167,7 +121,7 @@ func (s *Store) Bind(ctx context.Context, b governance.PolicyBinding) error {
 	v, err := get(s.db, key)
 	switch {
 	case err == nil:
-		stored, err := decodeBinding(key, v)
+		stored, err := policy.DecodeBinding(string(key), v)
 		if err != nil {
 			return err
 		}
@@ -194,19 +148,6 @@ func (s *Store) Bind(ctx context.Context, b governance.PolicyBinding) error {
 		return fmt.Errorf("pebblestore: bind %s: %w", b.BindingID, err)
 	}
 	return nil
-}
-
-func decodeBinding(key, v []byte) (governance.PolicyBinding, error) {
-	var b governance.PolicyBinding
-	if err := json.Unmarshal(v, &b); err != nil {
-		ie := &policy.IntegrityError{Key: string(key), Field: "policy_binding", Reason: err.Error(), Err: err}
-		var ve *governance.ValidationError
-		if errors.As(err, &ve) {
-			ie.Field, ie.Reason = ve.Field, ve.Reason
-		}
-		return governance.PolicyBinding{}, ie
-	}
-	return b, nil
 }
 
 // Resolve implements policy.Store.
@@ -242,12 +183,7 @@ func (s *Store) Resolve(ctx context.Context, role, resource string) (governance.
 		return governance.PolicySnapshot{}, err
 	}
 	if !snap.IsActive() {
-		// NB: Bind refuses staged targets and activation is one-way, so a
-		// bound staged version means the stored release state was edited.
-		return governance.PolicySnapshot{}, &policy.IntegrityError{
-			Key: string(snapshotKey(ref.PolicyID, ref.Version)), PolicyID: ref.PolicyID.String(), Version: ref.Version,
-			Field: "release_state", Reason: "a bound version is not active",
-		}
+		return governance.PolicySnapshot{}, policy.NotActiveBound(string(snapshotKey(ref.PolicyID, ref.Version)), snap)
 	}
 	return snap, nil
 }
@@ -258,7 +194,7 @@ func scanBindings(iter *pebble.Iterator, prefix []byte, scope governance.PolicyS
 	var out []governance.PolicyBinding
 	for iter.First(); iter.Valid(); iter.Next() {
 		key := iter.Key()
-		b, err := decodeBinding(key, iter.Value())
+		b, err := policy.DecodeBinding(string(key), iter.Value())
 		if err == nil && (len(key) != len(prefix)+36 || string(key[len(prefix):]) != b.BindingID.String() ||
 			b.Scope != scope || b.Selector != selector) {
 			err = &policy.IntegrityError{Key: string(key), Field: "binding_id", Reason: "binding stored under another binding's key"}

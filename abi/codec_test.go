@@ -14,7 +14,7 @@ var sampleInputs = []GateInput{
 	{
 		ABIVersion: 1, GateID: "paths", Phase: PhaseRecheck, Tool: "read", Operation: "read", Action: "read_file",
 		Arguments:     json.RawMessage(`{"path":"notes/\u00e9 \"q\".txt","n":[1,2.5e3,-0,true,null,{}]}`),
-		ArgumentOrder: []string{"path", "n"}, Cwd: "/work",
+		ArgumentOrder: []string{"path", "n"}, Cwd: "/work", Workspace: "/work/proj",
 		Paths: []PathFact{
 			{Arg: "path", Raw: "notes/é \"q\".txt", Resolved: "/work/notes/é \"q\".txt", Exists: true, Kind: PathKindFile, NearestExisting: "/work/notes"},
 			{Arg: "other", Kind: PathKindMissing},
@@ -114,7 +114,7 @@ func TestValidJSON(t *testing.T) {
 }
 
 var inputKeys = [][]byte{[]byte("abi_version"), []byte("gate_id"), []byte("phase"), []byte("tool"), []byte("operation"),
-	[]byte("action"), []byte("arguments"), []byte("argument_order"), []byte("cwd"), []byte("paths"), []byte("context"),
+	[]byte("action"), []byte("arguments"), []byte("argument_order"), []byte("cwd"), []byte("workspace"), []byte("paths"), []byte("context"),
 	[]byte("arg"), []byte("raw"), []byte("resolved"), []byte("exists"), []byte("kind"), []byte("nearest_existing"),
 	[]byte("operation_id"), []byte("actor"), []byte("id"), []byte("run_id"), []byte("agent_name"), []byte("tool_call_id"),
 	[]byte("metadata"), []byte("decision"), []byte("reason_code"), []byte("detail"), []byte("message"), []byte("matched_rule")}

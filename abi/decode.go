@@ -54,6 +54,8 @@ func DecodeGateInput(data []byte, in *GateInput) error {
 			return d.str(&in.Action)
 		case "cwd":
 			return d.str(&in.Cwd)
+		case "workspace":
+			return d.str(&in.Workspace)
 		case "arguments":
 			start := d.i
 			if err := d.skip(0); err != nil {

@@ -39,6 +39,7 @@ func AppendGateInput(dst []byte, in *GateInput) ([]byte, error) {
 		dst = append(dst, ']')
 	}
 	dst = appendOptional(dst, "cwd", in.Cwd)
+	dst = appendOptional(dst, "workspace", in.Workspace)
 	if len(in.Paths) > 0 {
 		dst = append(dst, `,"paths":[`...)
 		for i := range in.Paths {

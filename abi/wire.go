@@ -104,6 +104,11 @@ type GateInput struct {
 	ArgumentOrder []string `json:"argument_order,omitempty"`
 	// Cwd is the absolute working directory relative paths are joined to.
 	Cwd string `json:"cwd,omitempty"`
+	// Workspace is the task's workspace root, resolved by the host like a
+	// path fact (real absolute path); empty when the task names none. A
+	// policy that says "the task's workspace" (pathguard's "$workspace")
+	// serves every project on the machine through it.
+	Workspace string `json:"workspace,omitempty"`
 	// Paths holds one fact per path-carrying argument, in ArgumentOrder.
 	Paths []PathFact `json:"paths,omitempty"`
 	// Context is the operation context visible to gates.

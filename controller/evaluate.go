@@ -108,6 +108,7 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	}
 	in := NewGateInput(op.call, op.args, facts, b.GateID(), phase)
 	in.Cwd = cwd
+	in.Workspace = op.workspace
 	in.Context = operationInfo(op.call, op.ctx)
 	out, err := gate.Evaluate(ctx, in)
 	if err != nil || ctx.Err() != nil {

@@ -26,6 +26,8 @@ type operation struct {
 	// supplied for it; recheck is set once an approver replaced arguments.
 	approvedArgs map[string]string
 	recheck      bool
+	// workspace is the task's resolved workspace root ("" for none).
+	workspace string
 	// cwd and facts are resolved once per argument version.
 	cwd        string
 	facts      []abi.PathFact
@@ -47,7 +49,13 @@ func (op *operation) opID() uuid.NullUUID {
 }
 
 func newOperation(c *InvocationController, call Call, opctx governance.OperationContext, t *Task) *operation {
-	return &operation{c: c, call: call, ctx: opctx, task: t, approvedArgs: map[string]string{}}
+	op := &operation{c: c, call: call, ctx: opctx, task: t, approvedArgs: map[string]string{}}
+	if t != nil {
+		op.workspace = t.workspace
+	} else {
+		op.workspace = c.workspaceOf(opctx.TaskBoundaryID)
+	}
+	return op
 }
 
 // record appends specs to the operation's chain; in a task, only while the

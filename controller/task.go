@@ -3,6 +3,9 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +25,14 @@ type TaskOptions struct {
 	Actor     *governance.ActorRef
 	SessionID uuid.NullUUID
 	BranchID  uuid.NullUUID
+	// Workspace is the task's workspace root: the project the agent works
+	// in (a remote agent's session cwd). It must be absolute; OpenTask
+	// resolves it once with the controller's PathFacts resolver, as the
+	// originals resolve their roots when a policy is built, and every gate
+	// of the task's operations sees it as abi.GateInput.Workspace — so one
+	// policy ("$workspace" in pathguard) serves every project. Empty: the
+	// task has none, and a gate that needs one denies.
+	Workspace string
 }
 
 // Task is an open task boundary: one evidence chain, one policy pin. Its
@@ -35,6 +46,8 @@ type Task struct {
 	digest   string
 	opts     TaskOptions
 	openedAt time.Time
+	// workspace is opts.Workspace resolved.
+	workspace string
 
 	// mu orders the task's appends against Close: an operation's append
 	// holds it shared, Close exclusively, so no record of the task's
@@ -60,10 +73,46 @@ func (c *InvocationController) OpenTask(ctx context.Context, opts TaskOptions) (
 		a := *opts.Actor
 		opts.Actor = &a
 	}
-	return &Task{
-		ctl: c, id: uuid.New(), chain: uuid.New(), digest: snap.Digest(), opts: opts,
+	workspace, err := resolveWorkspace(c.cfg.PathFacts, opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	t := &Task{
+		ctl: c, id: uuid.New(), chain: uuid.New(), digest: snap.Digest(), opts: opts, workspace: workspace,
 		pin: PolicyPin{PolicyID: opts.PolicyID, Version: opts.Version}, openedAt: c.now().UTC().Truncate(time.Microsecond),
-	}, nil
+	}
+	if workspace != "" {
+		c.workspaces.Store(t.id, workspace)
+	}
+	return t, nil
+}
+
+// resolveWorkspace checks and resolves a task's workspace root ("" stays
+// ""). Without a resolver it is only cleaned.
+func resolveWorkspace(resolve PathResolver, ws string) (string, error) {
+	if ws == "" {
+		return "", nil
+	}
+	if !path.IsAbs(ws) || strings.IndexByte(ws, 0) >= 0 {
+		return "", &governance.ValidationError{Field: "workspace", Reason: fmt.Sprintf("must be an absolute path, got %q", ws)}
+	}
+	if resolve == nil {
+		return path.Clean(ws), nil
+	}
+	resolved, _, err := resolve(ws, nil, nil, nil)
+	if err != nil {
+		return "", &governance.ValidationError{Field: "workspace", Reason: "cannot be resolved: " + err.Error()}
+	}
+	return resolved, nil
+}
+
+// workspaceOf returns the resolved workspace of an open task ("" when the
+// task names none or is not open in this controller).
+func (c *InvocationController) workspaceOf(task uuid.UUID) string {
+	if ws, ok := c.workspaces.Load(task); ok {
+		return ws.(string)
+	}
+	return ""
 }
 
 // ID returns the task boundary id, stable from open.
@@ -74,6 +123,9 @@ func (t *Task) ChainID() uuid.UUID { return t.chain }
 
 // Pin returns the task's policy pin.
 func (t *Task) Pin() PolicyPin { return t.pin }
+
+// Workspace returns the task's resolved workspace root ("" for none).
+func (t *Task) Workspace() string { return t.workspace }
 
 // Context returns a fresh operation context for one call of toolID in this
 // task.
@@ -132,6 +184,7 @@ func (t *Task) Close(ctx context.Context) (governance.ClosedTaskBoundary, error)
 		return governance.ClosedTaskBoundary{}, &governance.GovernanceEvidenceError{Err: err}
 	}
 	t.closed = true
+	t.ctl.workspaces.Delete(t.id)
 	return b, nil
 }
 

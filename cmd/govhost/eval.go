@@ -34,6 +34,9 @@ type evalRequest struct {
 	Operation string          `json:"operation"`
 	Arguments json.RawMessage `json:"arguments"`
 	Cwd       string          `json:"cwd"`
+	// Workspace is the task workspace the dry run assumes (pathguard's
+	// "$workspace"); absent: --workspace.
+	Workspace string `json:"workspace"`
 }
 
 // evalGate is one gate's answer in eval's output.
@@ -69,6 +72,7 @@ func runEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	config := fs.String("config", "{}", "the gate's configuration: JSON, or @file")
 	policyFile := fs.String("policy", "", "a policy file (JSON); every gate bound to the request's tool runs")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compilation cache directory (empty: none)")
+	workspace := fs.String("workspace", "", "the task workspace root requests are evaluated in (a request's \"workspace\" overrides it; empty: none)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || (*gateRef == "") == (*policyFile == "") {
 		fmt.Fprintln(stderr, evalUsage)
 		return exitUsage
@@ -101,7 +105,7 @@ func runEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	return evalLines(ctx, gates, snap, *policyFile == "", stdin, stdout)
+	return evalLines(ctx, gates, snap, *policyFile == "", *workspace, stdin, stdout)
 }
 
 // evalSnapshot builds the bindings to run: the policy file's, or one hard
@@ -140,7 +144,7 @@ func evalSnapshot(gates *govhost.Gates, gateRef, config, policyFile string) (gov
 // evalPolicyID names the one-gate policy eval builds; it is never stored.
 var evalPolicyID = uuid.MustParse("00000000-0000-4000-8000-00000000e7a1")
 
-func evalLines(ctx context.Context, gates *govhost.Gates, snap governance.PolicySnapshot, everyTool bool, stdin io.Reader, stdout io.Writer) int {
+func evalLines(ctx context.Context, gates *govhost.Gates, snap governance.PolicySnapshot, everyTool bool, workspace string, stdin io.Reader, stdout io.Writer) int {
 	cwd, _ := os.Getwd()
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -152,7 +156,7 @@ func evalLines(ctx context.Context, gates *govhost.Gates, snap governance.Policy
 		if text == "" {
 			continue
 		}
-		res, err := evalOne(ctx, gates, snap, everyTool, []byte(text), cwd)
+		res, err := evalOne(ctx, gates, snap, everyTool, []byte(text), cwd, workspace)
 		if err != nil {
 			res = evalResult{Decision: string(abi.DecisionDeny), ReasonCode: "eval.bad_request", Error: fmt.Sprintf("line %d: %v", line, err), Gates: []evalGate{}}
 			status = exitUsage
@@ -172,7 +176,7 @@ func evalLines(ctx context.Context, gates *govhost.Gates, snap governance.Policy
 // evalOne evaluates one request line. everyTool runs every binding whatever
 // its tool ids (the single --gate binding); otherwise only bindings naming
 // the request's tool run, as in the controller.
-func evalOne(ctx context.Context, gates *govhost.Gates, snap governance.PolicySnapshot, everyTool bool, line []byte, cwd string) (evalResult, error) {
+func evalOne(ctx context.Context, gates *govhost.Gates, snap governance.PolicySnapshot, everyTool bool, line []byte, cwd, workspace string) (evalResult, error) {
 	var req evalRequest
 	dec := json.NewDecoder(strings.NewReader(string(line)))
 	dec.DisallowUnknownFields()
@@ -185,66 +189,24 @@ func evalOne(ctx context.Context, gates *govhost.Gates, snap governance.PolicySn
 	if req.Cwd == "" {
 		req.Cwd = cwd
 	}
+	if req.Workspace == "" {
+		req.Workspace = workspace
+	}
 	call := controller.Call{Tool: req.Tool, Action: req.Action, Operation: req.Operation, Arguments: req.Arguments, Cwd: req.Cwd}
-	args, err := controller.ParseArguments(req.Arguments)
+	dry, err := controller.DryRun(ctx, gates, snap, call, controller.DryRunOptions{
+		Workspace: req.Workspace, PathFacts: pathfacts.ResolveCall, EveryTool: everyTool,
+	})
 	if err != nil {
 		return evalResult{}, err
 	}
-	cwd, facts, err := pathfacts.ResolveCall(req.Cwd, args.Value, args.Order, nil)
-	if err != nil {
-		return evalResult{}, err
-	}
-	call.Cwd = cwd
-	res := evalResult{Gates: []evalGate{}}
-	for _, b := range snap.GateBindings() {
-		if !everyTool && !b.AppliesTo(req.Tool) {
-			continue
+	res := evalResult{Decision: string(dry.Decision), ReasonCode: dry.ReasonCode, Message: dry.Message, MatchedRule: dry.MatchedRule, Gates: []evalGate{}}
+	for _, g := range dry.Gates {
+		eg := evalGate{GateID: g.GateID, Level: string(g.Level), Decision: string(g.Output.Decision), ReasonCode: g.Output.ReasonCode,
+			Message: g.Output.Message, MatchedRule: g.Output.MatchedRule, Detail: g.Output.Detail}
+		if g.Err != nil {
+			eg.Error = g.Err.Error()
 		}
-		res.Gates = append(res.Gates, evalBinding(ctx, gates, b, controller.NewGateInput(call, args, facts, b.GateID(), abi.PhaseCheck)))
+		res.Gates = append(res.Gates, eg)
 	}
-	combine(&res)
 	return res, nil
-}
-
-func evalBinding(ctx context.Context, gates *govhost.Gates, b governance.ExecutableGateBinding, in abi.GateInput) evalGate {
-	g := evalGate{GateID: b.GateID(), Level: string(b.Level())}
-	gate, err := gates.GateFor(ctx, b)
-	if err != nil {
-		g.Decision, g.ReasonCode, g.Error = string(abi.DecisionDeny), controller.ReasonEvaluatorError, err.Error()
-		return g
-	}
-	out, err := gate.Evaluate(ctx, in)
-	if err != nil {
-		g.Error = err.Error()
-	}
-	g.Decision, g.ReasonCode, g.Message, g.MatchedRule, g.Detail = string(out.Decision), out.ReasonCode, out.Message, out.MatchedRule, out.Detail
-	return g
-}
-
-// combine sets the verdict: deny > require_approval > allow, where an
-// advisory gate's deny is reported but does not deny. The verdict's reason,
-// message and rule come from the first gate that decided it; with no
-// applicable gate the request is denied, as the controller does.
-func combine(res *evalResult) {
-	rank := func(g evalGate) int {
-		switch {
-		case g.Decision == string(abi.DecisionDeny) && g.Level != string(governance.LevelAdvisory):
-			return 2
-		case g.Decision == string(abi.DecisionRequireApproval):
-			return 1
-		}
-		return 0
-	}
-	if len(res.Gates) == 0 {
-		res.Decision, res.ReasonCode = string(abi.DecisionDeny), controller.ReasonNoGateBinding
-		return
-	}
-	best := -1
-	for _, g := range res.Gates {
-		if r := rank(g); r > best {
-			best = r
-			res.ReasonCode, res.Message, res.MatchedRule = g.ReasonCode, g.Message, g.MatchedRule
-		}
-	}
-	res.Decision = []string{string(abi.DecisionAllow), string(abi.DecisionRequireApproval), string(abi.DecisionDeny)}[best]
 }

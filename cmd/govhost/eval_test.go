@@ -109,3 +109,42 @@ func TestEval_Batch(t *testing.T) {
 		return ""
 	}())
 }
+
+// A dry run can be given the task workspace a "$workspace" policy needs:
+// --workspace for every line, a line's "workspace" for itself. Without one
+// the policy denies path.no_workspace, as a task without a workspace does.
+// The permission gate's rule maps keep the policy file's order.
+func TestEval_WorkspaceAndRuleOrder(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	policyFile := filepath.Join(dir, "policy.json")
+	require.NoError(t, os.WriteFile(policyFile, []byte(`{"policy_id":"6f1c3a52-2a7e-4c1e-9a56-0d7d0c4f8e01","version":"1","gates":[
+	  {"gate_id":"perm","module":"permission","level":"hard","order":1,"tool_ids":["bash","read"],
+	   "config":{"lionagi":{"mode":"rules","deny":{"bash_tool":["rm *"],"bash":["sudo *"]},"allow":{"*":["*"]}}}},
+	  {"gate_id":"paths","module":"pathguard","level":"hard","order":2,"tool_ids":["read"],"config":{"kind":"workspace","root":"$workspace"}}]}`), 0o644))
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	in := strings.Join([]string{
+		fmt.Sprintf(`{"tool":"read","operation":"read_file","arguments":{"path":"x.txt"},"cwd":%q}`, a),
+		fmt.Sprintf(`{"tool":"read","operation":"read_file","arguments":{"path":"x.txt"},"cwd":%q,"workspace":%q}`, a, b),
+		`{"tool":"bash","arguments":{"command":"rm -rf x"}}`,
+		`{"tool":"bash","arguments":{"command":"sudo ls"}}`,
+	}, "\n")
+	code, stdout, stderr := runCLI(t, in, "eval", "--policy", policyFile, "--workspace", a, "--cache-dir", testCacheDir)
+	require.Equal(t, exitOK, code, stderr)
+	res := evalLinesOut(t, stdout)
+	require.Len(t, res, 4)
+	require.Equal(t, "allow", res[0].Decision, "%+v", res[0])
+	require.Equal(t, "deny", res[1].Decision)
+	require.Equal(t, "path.outside_root", res[1].ReasonCode)
+	require.Equal(t, "allow", res[2].Decision, "the later \"bash\" deny list replaced \"bash_tool\"'s: %+v", res[2])
+	require.Equal(t, "deny", res[3].Decision)
+	require.Equal(t, "sudo *", res[3].MatchedRule)
+
+	code, stdout, stderr = runCLI(t, in[:strings.IndexByte(in, '\n')], "eval", "--policy", policyFile, "--cache-dir", testCacheDir)
+	require.Equal(t, exitOK, code, stderr)
+	res = evalLinesOut(t, stdout)
+	require.Equal(t, "deny", res[0].Decision)
+	require.Equal(t, "path.no_workspace", res[0].ReasonCode)
+}

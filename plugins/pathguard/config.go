@@ -40,6 +40,9 @@ var (
 	ErrHome = errors.New(`cannot expand "~" (configure "home", or give the absolute path)`)
 	// ErrNUL: a path contains a NUL byte.
 	ErrNUL = errors.New("contains a NUL byte")
+	// ErrWorkspaceEscape: a "$workspace/…" path with a ".." component; it
+	// must name the workspace root or a path beneath it.
+	ErrWorkspaceEscape = errors.New(`a "$workspace" path must stay inside the workspace (no ".." components)`)
 	// ErrUnknownOperation: an allowed_operations entry is not one of
 	// AgentLane's eight operation names.
 	ErrUnknownOperation = errors.New("unknown operation")
@@ -81,6 +84,45 @@ type config struct {
 	// workspace (roots[0]) and path_scope (scopes)
 	scopes []string
 	ops    opSet // nil: AgentLane's allowed_operations=None
+
+	// usesWorkspace: some root, scope or absolute denied path is a
+	// "$workspace" path, substituted per call by withWorkspace.
+	usesWorkspace bool
+}
+
+// WorkspaceRef, as a configured root, scope or absolute denied path (alone
+// or followed by "/sub/path"), names the task's workspace root: the host's
+// abi.GateInput.Workspace. One policy then serves every project on the
+// machine. A call without a workspace is denied ReasonNoWorkspace.
+const WorkspaceRef = "$workspace"
+
+// withWorkspace returns the configuration with every "$workspace" path
+// replaced by ws (a real, clean absolute path).
+func (c *config) withWorkspace(ws string) *config {
+	sub := func(p string) string {
+		if rest, ok := strings.CutPrefix(p, WorkspaceRef); ok {
+			return path.Join(ws, rest)
+		}
+		return p
+	}
+	out := *c
+	out.usesWorkspace = false
+	out.roots = make([]string, len(c.roots))
+	for i, r := range c.roots {
+		out.roots[i] = sub(r)
+	}
+	out.scopes = make([]string, len(c.scopes))
+	for i, r := range c.scopes {
+		out.scopes[i] = sub(r)
+	}
+	out.denied = make([]deniedRule, len(c.denied))
+	for i, d := range c.denied {
+		if d.kind == deniedAbsolute {
+			d.abs = sub(d.abs)
+		}
+		out.denied[i] = d
+	}
+	return &out
 }
 
 // deniedRule is one denied_paths entry, classified as LionAGI does.
@@ -189,6 +231,12 @@ func (c *config) parseGuardPaths(fields map[string]json.RawMessage) error {
 			return err
 		}
 		switch {
+		case strings.HasPrefix(s, WorkspaceRef+"/") || s == WorkspaceRef:
+			p, err := c.absPath(field, s)
+			if err != nil {
+				return err
+			}
+			r.kind, r.abs = deniedAbsolute, p
 		case strings.HasPrefix(expanded, "/"):
 			// LionAGI: Path(denied).expanduser().is_absolute(), then resolve.
 			r.kind, r.abs = deniedAbsolute, path.Clean(expanded)
@@ -221,10 +269,21 @@ func (c *config) parseOps(fields map[string]json.RawMessage) error {
 }
 
 // absPath validates a configured absolute path (after "~" expansion) and
-// cleans it lexically.
+// cleans it lexically. A "$workspace" path is kept as written (cleaned) and
+// replaced by the task's workspace root per call (withWorkspace); until
+// then it is not absolute, so it can never match a resolved path.
 func (c *config) absPath(field, s string) (string, error) {
 	if strings.IndexByte(s, 0) >= 0 {
 		return "", cfgErr(field, ErrNUL)
+	}
+	if rest, ok := strings.CutPrefix(s, WorkspaceRef); ok && (rest == "" || rest[0] == '/') {
+		for _, comp := range strings.Split(rest, "/") {
+			if comp == ".." {
+				return "", cfgErr(field, fmt.Errorf("%w: %q", ErrWorkspaceEscape, s))
+			}
+		}
+		c.usesWorkspace = true
+		return strings.TrimSuffix(WorkspaceRef+path.Clean("/"+rest), "/"), nil
 	}
 	expanded, err := c.expandHome(field, s)
 	if err != nil {

@@ -20,6 +20,9 @@ func TestNew_ValidConfigs(t *testing.T) {
 		`{"kind":"workspace","root":"/ws","allowed_operations":[]}`,
 		`{"kind":"workspace","root":"/ws","allowed_operations":["read_file","search_files","create_file","overwrite_file","modify_file","create_directory","execute_command","network_access"]}`,
 		`{"kind":"path_scope","paths":[]}`,
+		`{"kind":"workspace","root":"$workspace"}`,
+		`{"kind":"path_scope","paths":["$workspace","$workspace/docs/./x/","/srv/shared"]}`,
+		`{"kind":"guard_paths","allowed_paths":["$workspace","/srv"],"denied_paths":["$workspace/.env.d","*.key"]}`,
 		`{"kind":"path_scope","paths":["/ws","/x/brief.md"],"allowed_operations":["read_file"]}`,
 	} {
 		g, err := pathguard.New([]byte(cfg))
@@ -42,6 +45,10 @@ func TestNew_ConfigErrors(t *testing.T) {
 		{"field of another kind", `{"kind":"guard_paths","root":"/ws"}`, "root", pathguard.ErrUnknownField},
 		{"typo", `{"kind":"workspace","root":"/ws","allowed_operation":["read_file"]}`, "allowed_operation", pathguard.ErrUnknownField},
 		{"relative root", `{"kind":"workspace","root":"ws"}`, "root", pathguard.ErrNotAbsolute},
+		{"$workspace escapes", `{"kind":"workspace","root":"$workspace/../x"}`, "root", pathguard.ErrWorkspaceEscape},
+		{"$workspace scope escapes", `{"kind":"path_scope","paths":["/a","$workspace/a/../.."]}`, "paths[1]", pathguard.ErrWorkspaceEscape},
+		{"$workspace denied entry escapes", `{"kind":"guard_paths","denied_paths":["$workspace/.."]}`, "denied_paths[0]", pathguard.ErrWorkspaceEscape},
+		{"$workspaces is not the workspace", `{"kind":"workspace","root":"$workspaces"}`, "root", pathguard.ErrNotAbsolute},
 		{"missing root", `{"kind":"workspace"}`, "root", pathguard.ErrMissingField},
 		{"empty root", `{"kind":"workspace","root":""}`, "root", pathguard.ErrMissingField},
 		{"tilde root without home", `{"kind":"workspace","root":"~/ws"}`, "root", pathguard.ErrHome},

@@ -25,6 +25,7 @@ const (
 	ReasonMissingPath         = "path.missing"               // a path operation without a path
 	ReasonUnverifiable        = "path.unverifiable"          // the gate cannot check the path ("~" without home, relative path without cwd)
 	ReasonInvalidFact         = "path.invalid_fact"          // a path fact that is not absolute and clean
+	ReasonNoWorkspace         = "path.no_workspace"          // the policy names "$workspace" and the task has none (or not a clean absolute one)
 )
 
 // Gate is a configured pathguard. Create it with New; it is immutable and
@@ -53,6 +54,22 @@ func (g *Gate) Kind() string { return g.cfg.kind }
 // answers allow or deny, never require_approval: neither original path
 // policy asks for approval.
 func (g *Gate) Evaluate(in abi.GateInput) abi.GateOutput {
+	if g.cfg.usesWorkspace {
+		ws := in.Workspace
+		if !strings.HasPrefix(ws, "/") || path.Clean(ws) != ws {
+			subject := ""
+			if len(in.Paths) > 0 {
+				subject = in.Paths[0].Resolved
+			}
+			detail := "the policy names $workspace, and the task has no workspace"
+			if ws != "" {
+				detail = "the policy names $workspace, and the task's workspace " + pyRepr(ws) + " is not a clean absolute path"
+			}
+			return abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: ReasonNoWorkspace, Detail: detail,
+				Message: deniedMessage(in.Tool, subject, &in)}
+		}
+		g = &Gate{cfg: g.cfg.withWorkspace(ws)}
+	}
 	if g.cfg.kind == KindGuardPaths {
 		return g.evalGuardPaths(in)
 	}

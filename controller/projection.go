@@ -79,6 +79,11 @@ func (p *ObservationProjector) Project(r governance.EvidenceRecord) {
 	if p == nil {
 		return
 	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if len(p.subs) == 0 {
+		return // nobody listens: no observation to build (the common case on the hot path)
+	}
 	o := Observation{
 		ChainID: r.ChainID.String(), RecordID: r.RecordID.String(), RecordType: string(r.RecordType),
 		ChainHash: r.ChainHash, PolicyVersion: r.PolicyVersion,
@@ -86,8 +91,6 @@ func (p *ObservationProjector) Project(r governance.EvidenceRecord) {
 	if r.OperationID.Valid {
 		o.OperationID = r.OperationID.UUID.String()
 	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
 	for s := range p.subs {
 		select {
 		case s.ch <- o:

@@ -43,7 +43,7 @@ type Engine struct {
 
 // Open opens (creating if needed) the data directory. A directory already
 // open in another process fails with pebblestore.ErrLocked.
-func Open(ctx context.Context, opts Options) (e *Engine, err error) {
+func Open(ctx context.Context, opts Options) (*Engine, error) {
 	dir := opts.Dir
 	if dir == "" {
 		dir = DefaultDir
@@ -56,28 +56,31 @@ func Open(ctx context.Context, opts Options) (e *Engine, err error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	e = &Engine{dir: dir, Projector: controller.NewObservationProjector()}
-	defer func() {
-		if err != nil {
-			_ = e.Close(ctx)
-		}
-	}()
-	if e.Host, err = host.New(ctx, cfg); err != nil {
-		return nil, err
+	e := &Engine{dir: dir, Projector: controller.NewObservationProjector()}
+	if err := e.open(ctx, cfg, log); err != nil {
+		// Close what was opened; a nil field was never opened.
+		return nil, errors.Join(err, e.Close(ctx))
 	}
-	if e.Gates, err = NewGates(e.Host, filepath.Join(dir, "modules")); err != nil {
-		return nil, err
+	return e, nil
+}
+
+func (e *Engine) open(ctx context.Context, cfg host.Config, log *slog.Logger) (err error) {
+	if e.Host, err = host.New(ctx, cfg); err != nil {
+		return err
+	}
+	if e.Gates, err = NewGates(e.Host, filepath.Join(e.dir, "modules")); err != nil {
+		return err
 	}
 	// One Pebble database holds both stores (evidence under "e/", policy
 	// under "p/"): one lock, one WAL, and the evidence store's handling of
 	// disk-full and fatal errors covers both.
-	if e.Evidence, err = pebblestore.Open(filepath.Join(dir, "db"), pebblestore.Options{Logger: log}); err != nil {
-		return nil, err
+	if e.Evidence, err = pebblestore.Open(filepath.Join(e.dir, "db"), pebblestore.Options{Logger: log}); err != nil {
+		return err
 	}
 	if e.Policies, err = policypebble.New(e.Evidence.DB(), policypebble.Options{Availability: e.Gates, Logger: log}); err != nil {
-		return nil, err
+		return err
 	}
-	return e, nil
+	return nil
 }
 
 // NewController returns a controller over the engine's stores and gates.

@@ -95,3 +95,20 @@ func VerifyJSONL(r io.Reader, expectedHead string) (governance.VerificationResul
 	}
 	return v.Result(expectedHead), nil
 }
+
+// WriteJSONL writes records as JSON Lines, one record a line in the order
+// given: the format ReadJSONL and VerifyJSONL read.
+func WriteJSONL(w io.Writer, records []governance.EvidenceRecord) error {
+	bw := bufio.NewWriter(w)
+	for _, r := range records {
+		line, err := r.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		bw.Write(line)
+		if err := bw.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}

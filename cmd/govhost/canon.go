@@ -5,41 +5,51 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/govhost/govhost/governance"
 )
+
+func init() { register("", newCanonCmd) }
+
+func newCanonCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "canon < value.json",
+		Short: "Print the canonical JSON (sha256-v1) of JSON read on stdin, and its sha256",
+		Long: `canon reads one JSON value on stdin and prints its canonical encoding
+(sha256-v1) on one line and its sha256 on a second. Exit 1 for JSON Python
+reads as a float (NaN, Infinity) or a value canonical encoding refuses, 2 for
+malformed JSON.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCanon(cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+}
 
 // maxCanonInput bounds what canon reads from stdin.
 const maxCanonInput = 64 << 20
 
 // runCanon prints the canonical JSON of one value read on stdin, then its
 // sha256 on a second line.
-func runCanon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: govhost canon < value.json")
-		return exitUsage
-	}
+func runCanon(stdin io.Reader, stdout io.Writer) error {
 	data, err := io.ReadAll(io.LimitReader(stdin, maxCanonInput+1))
 	if err != nil {
-		fmt.Fprintln(stderr, "govhost canon:", err)
-		return exitUsage
+		return usageError(err)
 	}
 	if len(data) > maxCanonInput {
-		fmt.Fprintf(stderr, "govhost canon: input larger than %d bytes\n", maxCanonInput)
-		return exitUsage
+		return usageErrorf("input larger than %d bytes", maxCanonInput)
 	}
 	v, err := governance.ParseJSON(data)
 	if err != nil {
-		fmt.Fprintln(stderr, "govhost canon:", err)
 		if errors.Is(err, governance.ErrNotCanonical) {
-			return exitInvalid // JSON Python reads as a float (NaN, Infinity)
+			return invalidError(err) // JSON Python reads as a float (NaN, Infinity)
 		}
-		return exitUsage
+		return usageError(err)
 	}
 	text, digest, err := governance.CanonicalDigest(v)
 	if err != nil {
-		fmt.Fprintln(stderr, "govhost canon:", err)
-		return exitInvalid
+		return invalidError(err)
 	}
 	fmt.Fprintf(stdout, "%s\n%s\n", text, digest)
-	return exitOK
+	return nil
 }

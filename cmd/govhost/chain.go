@@ -1,58 +1,130 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/governance"
 )
 
-// runChain implements `govhost chain verify --file F --expected-head H`:
-// it prints the VerificationResult as JSON and exits 0 when valid, 1 when
-// invalid, 2 on a usage or input error.
-func runChain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: govhost chain verify --file records.jsonl --expected-head H")
-		return exitUsage
+func init() {
+	register("", func() *cobra.Command {
+		return newGroupCmd("chain", "Export and verify evidence chains", newChainVerifyCmd(), newChainExportCmd())
+	})
+}
+
+func newChainVerifyCmd() *cobra.Command {
+	var file, head string
+	c := &cobra.Command{
+		Use:   "verify --file records.jsonl --expected-head H",
+		Short: "Verify a chain exported as JSON Lines against a trusted head",
+		Long: `verify reads a chain exported as JSON Lines (govhost chain export), one record a
+line in stored order, and checks every record's digests and links up to the
+expected head. It prints the VerificationResult as JSON: exit 0 when valid, 1 when
+invalid, 2 on unreadable or malformed input.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usageErrorf("--file is required")
+			}
+			if !governance.IsDigest(head) {
+				return usageErrorf("--expected-head must be 64 lowercase hex characters")
+			}
+			in := cmd.InOrStdin()
+			if file != "-" {
+				f, err := os.Open(file)
+				if err != nil {
+					return usageError(err)
+				}
+				defer f.Close()
+				in = f
+			}
+			res, err := evidence.VerifyJSONL(in, head)
+			if err != nil {
+				return usageError(err)
+			}
+			out, _ := json.Marshal(res)
+			fmt.Fprintln(cmd.OutOrStdout(), string(out))
+			if !res.Valid {
+				return silentExit(exitInvalid)
+			}
+			return nil
+		},
 	}
-	fs := flag.NewFlagSet("chain verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("file", "", "chain exported as JSON Lines, one record a line in stored order (- for stdin)")
-	head := fs.String("expected-head", "", "trusted chain hash the chain must end at (64 lowercase hex)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitUsage
+	c.Flags().StringVar(&file, "file", "", "chain exported as JSON Lines, one record a line in stored order (- for stdin)")
+	c.Flags().StringVar(&head, "expected-head", "", "trusted chain hash the chain must end at (64 lowercase hex)")
+	return c
+}
+
+func newChainExportCmd() *cobra.Command {
+	var chain, out string
+	var data *string
+	c := &cobra.Command{
+		Use:   "export --chain ID [--data DIR] [--out FILE]",
+		Short: "Write a stored chain as JSON Lines, the format chain verify reads",
+		Long: `export writes every record of one evidence chain, in stored order, one JSON
+record a line. Pipe it to 'govhost chain verify --file -' with the head you trust
+(a certificate's evidence_chain_head). An unknown chain is an error (exit 1).`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			id, err := uuid.Parse(chain)
+			if err != nil {
+				return usageErrorf("--chain must be a chain id (UUID)")
+			}
+			w := cmd.OutOrStdout()
+			if out != "" && out != "-" {
+				f, err := os.Create(out)
+				if err != nil {
+					return usageError(err)
+				}
+				defer f.Close()
+				w = f
+			}
+			return exportChain(cmd.Context(), *data, id, w)
+		},
 	}
-	if *file == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "govhost chain verify: --file is required")
-		return exitUsage
-	}
-	if !governance.IsDigest(*head) {
-		fmt.Fprintln(stderr, "govhost chain verify: --expected-head must be 64 lowercase hex characters")
-		return exitUsage
-	}
-	in := io.Reader(os.Stdin)
-	if *file != "-" {
-		f, err := os.Open(*file)
-		if err != nil {
-			fmt.Fprintln(stderr, "govhost chain verify:", err)
-			return exitUsage
-		}
-		defer f.Close()
-		in = f
-	}
-	res, err := evidence.VerifyJSONL(in, *head)
+	data = dataFlag(c)
+	c.Flags().StringVar(&chain, "chain", "", "chain id (UUID), as a certificate's or a task's chain_id")
+	c.Flags().StringVar(&out, "out", "", "write to FILE instead of stdout")
+	return c
+}
+
+// errChainUnknown refuses an export of a chain with no records.
+var errChainUnknown = errors.New("no records for this chain id in the data directory")
+
+func exportChain(ctx context.Context, dir string, chain uuid.UUID, w io.Writer) error {
+	eng, err := openEngine(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "govhost chain verify:", err)
-		return exitUsage
+		return err
 	}
-	out, _ := json.Marshal(res)
-	fmt.Fprintln(stdout, string(out))
-	if !res.Valid {
-		return exitInvalid
+	defer eng.Close(ctx)
+	recs, err := eng.Evidence.Read(ctx, chain, -1)
+	if err != nil {
+		return err
 	}
-	return exitOK
+	if len(recs) == 0 {
+		return errChainUnknown
+	}
+	return evidence.WriteJSONL(w, recs)
+}
+
+// openEngine opens the data directory for a short command. A directory a
+// running server holds is refused with a hint.
+func openEngine(ctx context.Context, dir string) (*govhost.Engine, error) {
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: dir, Logger: quietLogger(), Host: dataHostConfig(dir)})
+	if errors.Is(err, pebblestore.ErrLocked) {
+		return nil, usageErrorf("%v: the data directory is held by another process (a running govhost serve?)", err)
+	}
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return eng, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -74,4 +75,43 @@ func TestChainVerify_InputErrors(t *testing.T) {
 			require.Contains(t, stderr, c.want)
 		})
 	}
+}
+
+// requireExportRoundTrips exports the chain a demo run printed and checks
+// that chain verify accepts it against the certificate's head (called from
+// the demo test, which has a data directory at hand).
+func requireExportRoundTrips(t *testing.T, data, stdout string) {
+	t.Helper()
+	m := regexp.MustCompile(`chain ([0-9a-f-]{36}): `).FindStringSubmatch(stdout)
+	require.NotNil(t, m, stdout)
+	head := regexp.MustCompile(`"evidence_chain_head": "([0-9a-f]{64})"`).FindStringSubmatch(stdout)
+	require.NotNil(t, head, stdout)
+
+	code, exported, stderr := runCLI(t, "", "chain", "export", "--data", data, "--chain", m[1])
+	require.Equal(t, exitOK, code, stderr)
+	require.Greater(t, strings.Count(exported, "\n"), 10)
+	code, out, stderr := runCLI(t, exported, "chain", "verify", "--file", "-", "--expected-head", head[1])
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, `"valid":true`)
+
+	file := filepath.Join(t.TempDir(), "chain.jsonl")
+	code, _, stderr = runCLI(t, "", "chain", "export", "--data", data, "--chain", m[1], "--out", file)
+	require.Equal(t, exitOK, code, stderr)
+	written, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, exported, string(written))
+
+	// A tampered export does not verify against the certificate's head.
+	tampered := strings.Replace(exported, `"sequence":3,`, `"sequence":4,`, 1)
+	require.NotEqual(t, exported, tampered)
+	code, out, _ = runCLI(t, tampered, "chain", "verify", "--file", "-", "--expected-head", head[1])
+	require.Equal(t, exitInvalid, code)
+	require.Contains(t, out, `"valid":false`)
+
+	code, _, stderr = runCLI(t, "", "chain", "export", "--data", data, "--chain", "00000000-0000-4000-8000-000000000001")
+	require.Equal(t, exitInvalid, code)
+	require.Contains(t, stderr, "no records")
+	code, _, stderr = runCLI(t, "", "chain", "export", "--data", data, "--chain", "nope")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, "--chain")
 }

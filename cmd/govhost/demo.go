@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/abi"
@@ -30,26 +30,27 @@ type demoStep struct {
 	tool, operation, args string
 }
 
-// runDemo is the main job on the embedded default: it opens the data
-// directory (Pebble evidence and policy stores, the built-in Wasm gates),
-// activates a workspace policy, runs a short agent session through the
-// controller with an approval broker, verifies the evidence chain and
-// mints the task's certificate.
-func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := fs.String("data", defaultDataDir, "data directory")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return exitUsage
+func init() { register("", newDemoCmd) }
+
+// newDemoCmd runs a governed agent session in process on the embedded
+// default: it opens the data directory (Pebble evidence and policy stores,
+// the built-in Wasm gates), activates a workspace policy, runs a short
+// agent session through the controller with an approval broker, verifies
+// the evidence chain and mints the task's certificate.
+func newDemoCmd() *cobra.Command {
+	var data *string
+	c := &cobra.Command{
+		Use:   "demo [--data DIR]",
+		Short: "Run a governed agent session in process, verify its chain, mint its certificate",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return demo(cmd.Context(), *data, cmd.OutOrStdout(), progress(cmd))
+		},
 	}
-	if err := demo(context.Background(), *data, stdout); err != nil {
-		fmt.Fprintln(stderr, "govhost demo:", err)
-		return exitInvalid
-	}
-	return exitOK
+	data = dataFlag(c)
+	return c
 }
 
-func demo(ctx context.Context, dataDir string, out io.Writer) error {
+func demo(ctx context.Context, dataDir string, out, progress io.Writer) error {
 	root, err := filepath.Abs(filepath.Join(dataDir, "workspace"))
 	if err != nil {
 		return err
@@ -63,7 +64,8 @@ func demo(ctx context.Context, dataDir string, out io.Writer) error {
 	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("# demo workspace\n"), 0o644); err != nil {
 		return err
 	}
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: dataDir, Host: dataHostConfig(dataDir)})
+	fmt.Fprintln(progress, "opening", dataDir, "and loading the built-in gates…")
+	eng, err := openEngine(ctx, dataDir)
 	if err != nil {
 		return err
 	}

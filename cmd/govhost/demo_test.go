@@ -13,8 +13,11 @@ import (
 // second task chain that verifies too.
 func TestDemo_RunsTwiceOnOneDataDirectory(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
+	var stdout string
 	for run := 0; run < 2; run++ {
-		code, stdout, stderr := runCLI(t, "", "demo", "--data", data)
+		var code int
+		var stderr string
+		code, stdout, stderr = runCLI(t, "", "demo", "--data", data)
 		require.Equal(t, exitOK, code, stderr)
 		require.Contains(t, stdout, `"valid":true`)
 		require.Contains(t, stdout, `"process_grade": "FULL"`)
@@ -23,6 +26,7 @@ func TestDemo_RunsTwiceOnOneDataDirectory(t *testing.T) {
 		require.Equal(t, 3, strings.Count(stdout, "  allow  "))
 		require.Equal(t, 3, strings.Count(stdout, "  deny   "))
 	}
+	requireExportRoundTrips(t, data, stdout)
 	code, _, stderr := runCLI(t, "", "demo", "extra")
 	require.Equal(t, exitUsage, code, stderr)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/abi"
@@ -23,9 +23,6 @@ import (
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy/policyfile"
 )
-
-const evalUsage = `usage: govhost eval --gate NAME|FILE.wasm [--config JSON|@file] < requests.jsonl
-       govhost eval --policy FILE < requests.jsonl`
 
 // evalRequest is one line of eval's input.
 type evalRequest struct {
@@ -61,51 +58,62 @@ type evalResult struct {
 	Error       string     `json:"error,omitempty"`
 }
 
-// runEval evaluates JSON Lines requests through Wasm gates without a data
-// directory: one gate (--gate) or every applicable gate of a policy file
-// (--policy). Exit 0 when every line was evaluated, 2 on a usage error or
-// when some line could not be read (its output line says why).
-func runEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	gateRef := fs.String("gate", "", "built-in gate name ("+strings.Join(builtin.Names(), ", ")+") or a .wasm file")
-	config := fs.String("config", "{}", "the gate's configuration: JSON, or @file")
-	policyFile := fs.String("policy", "", "a policy file (JSON); every gate bound to the request's tool runs")
-	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compilation cache directory (empty: none)")
-	workspace := fs.String("workspace", "", "the task workspace root requests are evaluated in (a request's \"workspace\" overrides it; empty: none)")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || (*gateRef == "") == (*policyFile == "") {
-		fmt.Fprintln(stderr, evalUsage)
-		return exitUsage
+func init() { register("", newEvalCmd) }
+
+// newEvalCmd evaluates JSON Lines requests through Wasm gates without a
+// data directory: one gate (--gate) or every applicable gate of a policy
+// file (--policy). Exit 0 when every line was evaluated, 2 on a usage
+// error or when some line could not be read (its output line says why).
+func newEvalCmd() *cobra.Command {
+	var gateRef, config, policyFile, cacheDir, workspace string
+	c := &cobra.Command{
+		Use:   "eval --gate NAME|FILE.wasm [--config JSON|@file] | --policy FILE  < requests.jsonl",
+		Short: "Decide JSON Lines requests on stdin with one gate or a policy file (no evidence)",
+		Long: `eval reads one request a line on stdin ({"tool", "operation", "action",
+"arguments", "cwd"}) and prints one verdict a line: the combined decision and
+each gate's answer. Nothing is recorded. Exit 0 when every line was evaluated,
+2 on a usage error or when some line could not be read (its output line says why).`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (gateRef == "") == (policyFile == "") {
+				return usageErrorf("give exactly one of --gate and --policy")
+			}
+			return runEval(cmd.Context(), gateRef, config, policyFile, cacheDir, workspace, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
 	}
-	ctx := context.Background()
+	f := c.Flags()
+	f.StringVar(&gateRef, "gate", "", "built-in gate name ("+strings.Join(builtin.Names(), ", ")+") or a .wasm file")
+	f.StringVar(&config, "config", "{}", "the gate's configuration: JSON, or @file")
+	f.StringVar(&policyFile, "policy", "", "a policy file (JSON); every gate bound to the request's tool runs")
+	f.StringVar(&cacheDir, "cache-dir", defaultCacheDir(), "compilation cache directory (empty: none)")
+	f.StringVar(&workspace, "workspace", "", "the task workspace root requests are evaluated in (a request's \"workspace\" overrides it; empty: none)")
+	return c
+}
+
+func runEval(ctx context.Context, gateRef, config, policyFile, cacheDir, workspace string, stdin io.Reader, stdout io.Writer) error {
 	cfg := host.NewConfig()
-	if *cacheDir != "" {
-		cfg = cfg.WithCompilationCacheDir(*cacheDir)
+	if cacheDir != "" {
+		cfg = cfg.WithCompilationCacheDir(cacheDir)
 	}
 	h, err := host.New(ctx, cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "govhost eval:", err)
-		return exitUsage
+		return usageError(err)
 	}
 	defer h.Close(ctx)
 	gates, err := govhost.NewGates(h, "")
 	if err != nil {
-		fmt.Fprintln(stderr, "govhost eval:", err)
-		return exitUsage
+		return usageError(err)
 	}
-	snap, err := evalSnapshot(gates, *gateRef, *config, *policyFile)
+	snap, err := evalSnapshot(gates, gateRef, config, policyFile)
 	if err != nil {
-		fmt.Fprintln(stderr, "govhost eval:", err)
-		return exitUsage
+		return usageError(err)
 	}
 	// Load and configure every gate once, before the first request.
 	for _, b := range snap.GateBindings() {
 		if _, err := gates.GateFor(ctx, b); err != nil {
-			fmt.Fprintf(stderr, "govhost eval: gate %s: %v\n", b.GateID(), err)
-			return exitUsage
+			return usageErrorf("gate %s: %v", b.GateID(), err)
 		}
 	}
-	return evalLines(ctx, gates, snap, *policyFile == "", *workspace, stdin, stdout)
+	return evalLines(ctx, gates, snap, policyFile == "", workspace, stdin, stdout)
 }
 
 // evalSnapshot builds the bindings to run: the policy file's, or one hard
@@ -144,13 +152,13 @@ func evalSnapshot(gates *govhost.Gates, gateRef, config, policyFile string) (gov
 // evalPolicyID names the one-gate policy eval builds; it is never stored.
 var evalPolicyID = uuid.MustParse("00000000-0000-4000-8000-00000000e7a1")
 
-func evalLines(ctx context.Context, gates *govhost.Gates, snap governance.PolicySnapshot, everyTool bool, workspace string, stdin io.Reader, stdout io.Writer) int {
+func evalLines(ctx context.Context, gates *govhost.Gates, snap governance.PolicySnapshot, everyTool bool, workspace string, stdin io.Reader, stdout io.Writer) error {
 	cwd, _ := os.Getwd()
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	status := exitOK
+	var status error
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" {
@@ -159,16 +167,14 @@ func evalLines(ctx context.Context, gates *govhost.Gates, snap governance.Policy
 		res, err := evalOne(ctx, gates, snap, everyTool, []byte(text), cwd, workspace)
 		if err != nil {
 			res = evalResult{Decision: string(abi.DecisionDeny), ReasonCode: "eval.bad_request", Error: fmt.Sprintf("line %d: %v", line, err), Gates: []evalGate{}}
-			status = exitUsage
+			status = silentExit(exitUsage)
 		}
 		out, _ := json.Marshal(res)
 		w.Write(out)
 		w.WriteByte('\n')
 	}
 	if err := sc.Err(); err != nil {
-		w.Flush()
-		fmt.Fprintln(os.Stderr, "govhost eval:", err)
-		return exitUsage
+		return usageError(err)
 	}
 	return status
 }

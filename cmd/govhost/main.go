@@ -1,68 +1,172 @@
 // Command govhost is the command-line front end of govhost: canonical hashing,
-// chain verification, policy management, gate evaluation and the server.
+// chain verification and export, policy management, gate evaluation and the
+// server. Each command lives in its own file and registers itself (see
+// register); the work is done by the packages the commands call.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-// Exit statuses shared by every subcommand.
+// Exit statuses shared by every command.
 const (
 	exitOK      = 0
 	exitInvalid = 1 // the input was understood and found invalid (a broken chain, a denied request)
 	exitUsage   = 2 // bad flags, unreadable or malformed input
 )
 
-// command is one subcommand. run gets the arguments after the subcommand's
-// name and returns the process exit status.
-type command struct {
-	summary string
-	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+// exitError carries a command's exit status. A nil err exits silently (the
+// command already printed its verdict).
+type exitError struct {
+	code int
+	err  error
 }
 
-// commands lists every subcommand; each lives in its own file.
-var commands = map[string]command{
-	"canon":  {"print the canonical JSON (sha256-v1) of JSON read on stdin, and its sha256", runCanon},
-	"chain":  {"chain verify --file records.jsonl --expected-head H", runChain},
-	"plugin": {"plugin check FILE.wasm: load a gate module, report its ABI, exports and digest, run smoke inputs", runPlugin},
-	"demo":   {"demo [--data DIR]: run a governed agent session on the embedded default, verify it, mint its certificate", runDemo},
-	"eval":   {"eval --gate NAME|FILE.wasm [--config JSON] | --policy FILE: decide JSON Lines requests on stdin", runEval},
-	"test":   {"test CASES... --gate NAME|FILE.wasm [--config JSON] [--json]: run a gate's test cases", runTest},
-	"policy": {"policy put|activate|bind|resolve|show --data DIR: manage policy versions", runPolicy},
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError exits 2: bad flags, unreadable or malformed input.
+func usageError(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// usageErrorf is usageError of a formatted message.
+func usageErrorf(format string, args ...any) error { return usageError(fmt.Errorf(format, args...)) }
+
+// invalidError exits 1: the input was understood and refused. A plain error
+// returned by a command's RunE is treated the same way.
+func invalidError(err error) error { return &exitError{code: exitInvalid, err: err} }
+
+// silentExit exits with code, printing nothing more.
+func silentExit(code int) error { return &exitError{code: code} }
+
+// registration is one command and the command it hangs under.
+type registration struct {
+	parent string // "" for the root, else the parent's path below the root ("policy")
+	build  func() *cobra.Command
+}
+
+var registry []registration
+
+// register adds a command, built fresh for every run. Call it from an init
+// function in the command's own file: register("", newServeCmd) for a
+// top-level command, register("policy", newPolicyDiffCmd) for a subcommand
+// of one defined in another file. A group's own file may instead add its
+// subcommands itself with AddCommand.
+func register(parent string, build func() *cobra.Command) {
+	registry = append(registry, registration{parent: parent, build: build})
 }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// run executes one command line and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteC()
+	if err == nil {
 		return exitOK
 	}
-	cmd, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "govhost: unknown command %q\n", args[0])
-		usage(stderr)
-		return exitUsage
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), ee.err)
+		}
+		return ee.code
 	}
-	return cmd.run(args[1:], stdin, stdout, stderr)
+	// Cobra's own refusals: an unknown command, bad flags or arguments.
+	fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", cmd.CommandPath(), err, cmd.CommandPath())
+	return exitUsage
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: govhost <command> [flags]")
-	names := make([]string, 0, len(commands))
-	for name := range commands {
-		names = append(names, name)
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "govhost",
+		Short: "Decide whether an AI agent's tool call may run, and keep proof of every decision",
+		Long: `govhost runs checks ("gates", WebAssembly modules) on every tool call an agent
+makes and records each decision in a SHA-256 hash chain. Exit status: 0 success,
+1 the input was understood and refused (a broken chain, a denied request), 2 bad
+flags or unreadable input.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE:          groupRunE,
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	for _, r := range registry {
+		parent := root
+		if r.parent != "" {
+			found, rest, err := root.Find(strings.Fields(r.parent))
+			if err != nil || len(rest) > 0 || found == root {
+				panic(fmt.Sprintf("govhost: command registered under unknown parent %q", r.parent))
+			}
+			parent = found
+		}
+		parent.AddCommand(r.build())
+	}
+	classifyErrors(root)
+	return root
+}
+
+// groupRunE is the RunE of a command that only holds subcommands: without
+// one it prints its help to stderr and exits 2.
+func groupRunE(cmd *cobra.Command, _ []string) error {
+	cmd.SetOut(cmd.ErrOrStderr())
+	_ = cmd.Help()
+	return silentExit(exitUsage)
+}
+
+// newGroupCmd returns a command that only holds subcommands; an unknown
+// subcommand is a usage error.
+func newGroupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: groupRunE}
+	c.AddCommand(subs...)
+	return c
+}
+
+// classifyErrors makes a plain error returned by any command's RunE exit 1;
+// errors cobra raises before RunE (flags, arguments) stay usage errors.
+func classifyErrors(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			var ee *exitError
+			if err != nil && !errors.As(err, &ee) {
+				return invalidError(err)
+			}
+			return err
+		}
+	}
+	if c.Args == nil {
+		c.Args = cobra.NoArgs
+	}
+	for _, sub := range c.Commands() {
+		classifyErrors(sub)
+	}
+}
+
+// exactArgs is cobra.ExactArgs with the names of the expected arguments in
+// its message.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return fmt.Errorf("want %d argument(s) (%s), got %d", len(names), strings.Join(names, " "), len(args))
+		}
+		return nil
 	}
 }

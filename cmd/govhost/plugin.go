@@ -4,18 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host"
 )
-
-const pluginUsage = "usage: govhost plugin check [--sha256 HEX] [--config JSON] [--json] [--cache-dir DIR] FILE.wasm"
 
 // smokeInputs are the built-in requests `plugin check` evaluates: any
 // verdict is fine, a guest failure is not.
@@ -54,56 +53,58 @@ type smokeResult struct {
 	Micros     int64  `json:"micros"`
 }
 
-// runPlugin implements `govhost plugin check FILE.wasm`: it loads the
-// module, reports its ABI kind and version, exports and sha256, evaluates the
-// built-in smoke inputs, and exits 0 for a valid gate, 1 for an invalid one,
-// 2 on a usage error or an unreadable file.
-func runPlugin(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "check" {
-		fmt.Fprintln(stderr, pluginUsage)
-		return exitUsage
-	}
-	fs := flag.NewFlagSet("plugin check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	digest := fs.String("sha256", "", "expected sha256 of the module (hex); default: trust the file")
-	config := fs.String("config", "", "configuration JSON passed to gate_configure")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	timeout := fs.Duration("timeout", time.Second, "deadline of each guest call")
-	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compilation cache directory (empty: none)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, pluginUsage)
-		return exitUsage
-	}
-	path := fs.Arg(0)
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "govhost plugin check:", err)
-		return exitUsage
-	}
-	if *config != "" && !json.Valid([]byte(*config)) {
-		fmt.Fprintln(stderr, "govhost plugin check: --config is not valid JSON")
-		return exitUsage
-	}
-	expected := host.AnyDigest
-	if *digest != "" {
-		expected = *digest
-	}
+func init() {
+	register("", func() *cobra.Command {
+		return newGroupCmd("plugin", "Check gate modules", newPluginCheckCmd())
+	})
+}
 
-	cfg := host.NewConfig().WithCallTimeout(*timeout).WithPoolSize(1).WithCompilationCacheDir(*cacheDir)
-	rep := checkPlugin(context.Background(), cfg, path, wasm, expected, []byte(*config))
-	if *asJSON {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintln(stdout, string(b))
-	} else {
-		printPluginReport(stdout, rep)
+// newPluginCheckCmd is `govhost plugin check FILE.wasm`: it loads the
+// module, reports its ABI kind and version, exports and sha256, evaluates
+// the built-in smoke inputs, and exits 0 for a valid gate, 1 for an invalid
+// one, 2 on a usage error or an unreadable file.
+func newPluginCheckCmd() *cobra.Command {
+	var digest, config, cacheDir string
+	var asJSON bool
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "check [--sha256 HEX] [--config JSON] [--json] FILE.wasm",
+		Short: "Load a gate module, report its ABI, exports and digest, run smoke inputs",
+		Args:  exactArgs("FILE.wasm"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			wasm, err := os.ReadFile(path)
+			if err != nil {
+				return usageError(err)
+			}
+			if config != "" && !json.Valid([]byte(config)) {
+				return usageErrorf("--config is not valid JSON")
+			}
+			expected := host.AnyDigest
+			if digest != "" {
+				expected = digest
+			}
+			cfg := host.NewConfig().WithCallTimeout(timeout).WithPoolSize(1).WithCompilationCacheDir(cacheDir)
+			rep := checkPlugin(cmd.Context(), cfg, path, wasm, expected, []byte(config))
+			if asJSON {
+				b, _ := json.MarshalIndent(rep, "", "  ")
+				fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			} else {
+				printPluginReport(cmd.OutOrStdout(), rep)
+			}
+			if !rep.Valid {
+				return silentExit(exitInvalid)
+			}
+			return nil
+		},
 	}
-	if !rep.Valid {
-		return exitInvalid
-	}
-	return exitOK
+	f := c.Flags()
+	f.StringVar(&digest, "sha256", "", "expected sha256 of the module (hex); default: trust the file")
+	f.StringVar(&config, "config", "", "configuration JSON passed to gate_configure")
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.DurationVar(&timeout, "timeout", time.Second, "deadline of each guest call")
+	f.StringVar(&cacheDir, "cache-dir", defaultCacheDir(), "compilation cache directory (empty: none)")
+	return c
 }
 
 func checkPlugin(ctx context.Context, cfg host.Config, path string, wasm []byte, expected string, config []byte) pluginReport {

@@ -4,16 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/governance"
@@ -22,144 +20,184 @@ import (
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
-// A data directory (--data, default ./govhost-data) is laid out by package
-// govhost: db/ (the Pebble database of the evidence and policy stores),
-// modules/<sha256>.wasm (every user module a stored policy references,
-// named by its digest, so activation and the host find it) and wasm-cache/.
-const defaultDataDir = "./" + govhost.DefaultDir
+func init() {
+	register("", func() *cobra.Command {
+		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, resolve, show, template",
+			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
+	})
+}
 
-const policyUsage = `usage: govhost policy <subcommand> [--data DIR] [flags]
-  put      --file policy.json                 store the file's version (staged)
-  activate --id ID --version V [--actor K:ID] activate a staged version
-  bind     --id ID --version V --scope global|role|resource [--selector S]
-  resolve  [--role R] [--resource X]          print the pinned version and digest
-  show     --id ID --version V                print a stored snapshot as JSON
-  template workspace --root DIR [--grants G] [--require-approval-for-side-effects]
-           [--require-bash-approval] [--grants-downgrade-side-effect-approval]
-                                              print a policy file reproducing AgentLane's
-                                              workspace_tool_policy`
+// Every policy subcommand prints one JSON object on success and exits 0; a
+// refusal by the policy rules (invalid file, conflict, failed activation,
+// missing or ambiguous policy) exits 1; bad flags or an unreadable file
+// exit 2.
 
-// runPolicy implements `govhost policy put|activate|bind|resolve|show`. It
-// prints one JSON object on success and exits 0; a refusal by the policy
-// rules (invalid file, conflict, failed activation, missing or ambiguous
-// policy) exits 1; bad flags or an unreadable file exit 2.
-func runPolicy(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, policyUsage)
-		return exitUsage
-	}
-	sub, args := args[0], args[1:]
-	if sub == "template" {
-		return runTemplate(args, stdout, stderr)
-	}
-	fs := flag.NewFlagSet("policy "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := fs.String("data", defaultDataDir, "data directory")
-	var (
-		file, id, version, actor, scope, selector, role, resource *string
-	)
-	switch sub {
-	case "put":
-		file = fs.String("file", "", "policy file (JSON)")
-	case "activate":
-		id, version = fs.String("id", "", "policy id"), fs.String("version", "", "policy version")
-		actor = fs.String("actor", "", "who activates, as kind:id (optional)")
-	case "bind":
-		id, version = fs.String("id", "", "policy id"), fs.String("version", "", "policy version")
-		scope = fs.String("scope", "", "global, role or resource")
-		selector = fs.String("selector", "", "role or resource label (not for global)")
-	case "resolve":
-		role = fs.String("role", "", "role label (optional)")
-		resource = fs.String("resource", "", "resource label (optional)")
-	case "show":
-		id, version = fs.String("id", "", "policy id"), fs.String("version", "", "policy version")
-	default:
-		fmt.Fprintf(stderr, "govhost policy: unknown subcommand %q\n%s\n", sub, policyUsage)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "govhost policy %s: %v\n", sub, err)
-		return code
-	}
-	if fs.NArg() > 0 {
-		return fail(exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	var policyID uuid.UUID
-	if id != nil {
-		var err error
-		if policyID, err = uuid.Parse(*id); err != nil || *version == "" {
-			return fail(exitUsage, errors.New("--id (a UUID) and --version are required"))
-		}
-	}
-
-	ctx := context.Background()
-	var out any
-	var err error
-	switch sub {
-	case "put":
-		if *file == "" {
-			return fail(exitUsage, errors.New("--file is required"))
-		}
-		out, err = policyPut(ctx, *data, *file)
-	default:
-		store, _, closeAll, openErr := openPolicyStore(ctx, *data)
-		if openErr != nil {
-			return fail(exitUsage, openErr)
-		}
-		defer closeAll()
-		switch sub {
-		case "activate":
-			var a *governance.ActorRef
-			if *actor != "" {
-				kind, aid, ok := strings.Cut(*actor, ":")
-				if !ok || kind == "" || aid == "" {
-					return fail(exitUsage, errors.New("--actor must be kind:id"))
-				}
-				a = &governance.ActorRef{Kind: kind, ID: aid}
+func newPolicyPutCmd() *cobra.Command {
+	var file string
+	var data *string
+	c := &cobra.Command{
+		Use:   "put --file policy.json [--data DIR]",
+		Short: "Store a policy file's version (staged) and the .wasm modules it references",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usageErrorf("--file is required")
 			}
-			var snap governance.PolicySnapshot
-			if snap, err = store.Activate(ctx, policyID, *version, a, time.Now()); err == nil {
-				out = summary(snap)
+			out, err := policyPut(cmd.Context(), *data, file)
+			return printPolicy(cmd, out, err)
+		},
+	}
+	data = dataFlag(c)
+	c.Flags().StringVar(&file, "file", "", "policy file (JSON)")
+	return c
+}
+
+// policyVersionFlags adds --id and --version; parse returns the id.
+func policyVersionFlags(c *cobra.Command) (parse func() (uuid.UUID, string, error)) {
+	id := c.Flags().String("id", "", "policy id (UUID)")
+	version := c.Flags().String("version", "", "policy version")
+	return func() (uuid.UUID, string, error) {
+		pid, err := uuid.Parse(*id)
+		if err != nil || *version == "" {
+			return uuid.Nil, "", usageErrorf("--id (a UUID) and --version are required")
+		}
+		return pid, *version, nil
+	}
+}
+
+// withPolicyStore runs fn on the data directory's policy store.
+func withPolicyStore(cmd *cobra.Command, dir string, fn func(policy.Store) (any, error)) error {
+	store, _, closeAll, err := openPolicyStore(cmd.Context(), dir)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	out, err := fn(store)
+	return printPolicy(cmd, out, err)
+}
+
+func newPolicyActivateCmd() *cobra.Command {
+	var actor string
+	var data *string
+	c := &cobra.Command{
+		Use:   "activate --id ID --version V [--actor KIND:ID] [--data DIR]",
+		Short: "Activate a staged version (its gate modules must load)",
+	}
+	parse := policyVersionFlags(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		id, version, err := parse()
+		if err != nil {
+			return err
+		}
+		var a *governance.ActorRef
+		if actor != "" {
+			kind, aid, ok := strings.Cut(actor, ":")
+			if !ok || kind == "" || aid == "" {
+				return usageErrorf("--actor must be kind:id")
 			}
-		case "bind":
-			var b governance.PolicyBinding
-			b, err = governance.NewPolicyBinding(governance.PolicyBinding{
-				BindingID: uuid.New(), Scope: governance.PolicyScope(*scope), Selector: *selector,
-				PolicyID: policyID, PolicyVersion: *version, CreatedAt: time.Now(),
+			a = &governance.ActorRef{Kind: kind, ID: aid}
+		}
+		return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
+			snap, err := store.Activate(cmd.Context(), id, version, a, time.Now())
+			return summary(snap), err
+		})
+	}
+	data = dataFlag(c)
+	c.Flags().StringVar(&actor, "actor", "", "who activates, as kind:id (optional)")
+	return c
+}
+
+func newPolicyBindCmd() *cobra.Command {
+	var scope, selector string
+	var data *string
+	c := &cobra.Command{
+		Use:   "bind --id ID --version V --scope global|role|resource [--selector S] [--data DIR]",
+		Short: "Bind an active version to a scope (global, a role or a resource label)",
+	}
+	parse := policyVersionFlags(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		id, version, err := parse()
+		if err != nil {
+			return err
+		}
+		return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
+			b, err := governance.NewPolicyBinding(governance.PolicyBinding{
+				BindingID: uuid.New(), Scope: governance.PolicyScope(scope), Selector: selector,
+				PolicyID: id, PolicyVersion: version, CreatedAt: time.Now(),
 			})
 			if err == nil {
-				err = store.Bind(ctx, b)
+				err = store.Bind(cmd.Context(), b)
 			}
-			out = b
-		case "resolve":
-			var snap governance.PolicySnapshot
-			if snap, err = store.Resolve(ctx, *role, *resource); err == nil {
-				out = summary(snap)
-			}
-		case "show":
-			out, err = store.Get(ctx, policyID, *version)
-		}
+			return b, err
+		})
 	}
+	data = dataFlag(c)
+	c.Flags().StringVar(&scope, "scope", "", "global, role or resource")
+	c.Flags().StringVar(&selector, "selector", "", "role or resource label (not for global)")
+	return c
+}
+
+func newPolicyResolveCmd() *cobra.Command {
+	var role, resource string
+	var data *string
+	c := &cobra.Command{
+		Use:   "resolve [--role R] [--resource X] [--data DIR]",
+		Short: "Print the version a role / resource resolves to, and its digest",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
+				snap, err := store.Resolve(cmd.Context(), role, resource)
+				return summary(snap), err
+			})
+		},
+	}
+	data = dataFlag(c)
+	c.Flags().StringVar(&role, "role", "", "role label (optional)")
+	c.Flags().StringVar(&resource, "resource", "", "resource label (optional)")
+	return c
+}
+
+func newPolicyShowCmd() *cobra.Command {
+	var data *string
+	c := &cobra.Command{
+		Use:   "show --id ID --version V [--data DIR]",
+		Short: "Print a stored snapshot as JSON",
+	}
+	parse := policyVersionFlags(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		id, version, err := parse()
+		if err != nil {
+			return err
+		}
+		return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
+			return store.Get(cmd.Context(), id, version)
+		})
+	}
+	data = dataFlag(c)
+	return c
+}
+
+// printPolicy prints a policy command's result, or classifies its error.
+func printPolicy(cmd *cobra.Command, out any, err error) error {
 	if err != nil {
 		var ce *governance.PolicyConflictError
 		if errors.As(err, &ce) {
 			err = fmt.Errorf("%w: a stored version never changes; give the edited policy a new version", err)
 		}
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
 		var pe *os.PathError
 		if errors.As(err, &pe) && !errors.Is(err, policyfile.ErrInvalidFile) {
-			return fail(exitUsage, err)
+			return usageError(err)
 		}
-		return fail(exitInvalid, err)
+		return invalidError(err)
 	}
 	text, err := marshalOut(out)
 	if err != nil {
-		return fail(exitInvalid, err)
+		return invalidError(err)
 	}
-	fmt.Fprintln(stdout, string(text))
-	return exitOK
+	fmt.Fprintln(cmd.OutOrStdout(), string(text))
+	return nil
 }
 
 // policySummary is what put, activate and resolve print.
@@ -244,10 +282,7 @@ func builtinBytes(name string) ([]byte, bool) {
 // the other commands use. Activation asks the Wasm host whether each
 // module loads: built-ins, and the modules put copied into the directory.
 func openPolicyStore(ctx context.Context, dataDir string) (policy.Store, *govhost.Gates, func(), error) {
-	// Pebble's informational messages (WAL replay on every open) are noise
-	// on a command line; warnings and errors still reach stderr.
-	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: dataDir, Logger: quiet, Host: dataHostConfig(dataDir)})
+	eng, err := openEngine(ctx, dataDir)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -1,6 +1,9 @@
 package agents
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // copilotTools maps Copilot CLI's tool names ("Tool names for hook
 // matching" in its hooks reference).
@@ -96,8 +99,8 @@ func copilotFailed(field, typeField string) func(payload) (bool, string) {
 			return false, ""
 		}
 		if !isClass(t) {
-			t = "tool_error"
+			return true, "tool_error"
 		}
-		return true, t
+		return true, strings.ToLower(t)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -285,19 +286,20 @@ func failureClass(p payload) string {
 		return "interrupt"
 	}
 	if t, ok, _ := p.str("failure_type"); ok && isClass(t) {
-		return t
+		return strings.ToLower(t)
 	}
 	return "tool_error"
 }
 
-// isClass accepts short identifier-like strings only, so an agent's free
-// text never reaches evidence as a class.
+// isClass accepts short identifier-like strings only (the controller's
+// error-class alphabet once lowercased), so an agent's free text never
+// reaches evidence as a class.
 func isClass(s string) bool {
 	if s == "" || len(s) > 40 {
 		return false
 	}
 	for _, r := range s {
-		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+		if !(r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
 			return false
 		}
 	}

@@ -81,6 +81,7 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"controller": {"governance", "evidence", "policy", "abi", "controller"},
 		"host":       {"abi", "governance", "host"},
 		"agents":     {"governance", "controller", "agents"},
+		"hooks":      {"agents", "controller", "governance", "abi", "hooks"},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {

@@ -1,0 +1,153 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/govhost/govhost/agents"
+	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/governance"
+)
+
+// Reason codes of the refusals the hook layer answers itself; they are
+// not gate verdicts and nothing is appended for them.
+const (
+	ReasonReplayedToolUse = "hook.replayed_tool_use_id"
+	ReasonRewritten       = "hook.arguments_rewritten"
+)
+
+// pre authorizes every governed call of a pre-tool event; the tool may
+// run only if every one is allowed.
+func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
+	calls, err := d.Request(ev, s.cfg.Facts)
+	if err != nil {
+		return refused(http.StatusBadRequest, "hook.untranslatable", err, ev)
+	}
+	sess, err := s.open(ctx, ev)
+	if err != nil {
+		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+	}
+	key := agents.CorrelationKey(ev)
+	if err := sess.pending.Claim(key); err != nil {
+		v := agents.Verdict{Decision: agents.Deny, ReasonCode: ReasonReplayedToolUse,
+			Message: "govhost refused this tool call: its tool_use_id " + ev.ToolUseID + " was already authorized in this session, and a call is authorized once"}
+		return s.verdict(d, ev, v)
+	}
+	askCtx, delegated := ctx, (*asked)(nil)
+	if s.cfg.Approval == ApprovalAsk && d.CanAsk {
+		askCtx, delegated = withAsk(ctx)
+	}
+	permits := make([]controller.Permit, 0, len(calls))
+	for _, call := range calls {
+		p, err := sess.task.Authorize(askCtx, call)
+		if err != nil {
+			s.abandon(ctx, sess, permits, "not_run")
+			var denied *governance.GovernanceDeniedError
+			if errors.As(err, &denied) {
+				return s.verdict(d, ev, agents.Verdict{Decision: agents.Deny, ReasonCode: denied.ReasonCode, Message: denied.Message})
+			}
+			return refused(http.StatusInternalServerError, "hook.authorize_failed", err, ev)
+		}
+		permits = append(permits, p)
+		if rewritten(call, p) {
+			// A transform or an approver replaced the arguments; the agent
+			// would run its own. Refuse rather than run what was not
+			// governed.
+			s.abandon(ctx, sess, permits, "not_run")
+			return s.verdict(d, ev, agents.Verdict{Decision: agents.Deny, ReasonCode: ReasonRewritten,
+				Message: "govhost refused this tool call: a gate rewrote its arguments, and " + string(d.Agent) + " would run the original ones"})
+		}
+	}
+	sess.pending.Hold(key, permits)
+	v := agents.Verdict{Decision: agents.Allow}
+	if delegated != nil && delegated.delegated {
+		v = agents.Verdict{Decision: agents.Ask, ReasonCode: "approval.required",
+			Message: "govhost: this " + ev.ToolName + " call requires approval"}
+	}
+	return s.verdict(d, ev, v)
+}
+
+func (s *Service) verdict(d *agents.Dialect, ev agents.Event, v agents.Verdict) Result {
+	return Result{Status: http.StatusOK, Answer: d.Answer(ev, v, agents.AnswerOptions{ExplicitAllow: s.cfg.ExplicitAllow}), Event: ev, Verdict: &v}
+}
+
+// rewritten reports a permit whose final arguments differ from the call's.
+func rewritten(call controller.Call, p controller.Permit) bool {
+	args, err := controller.ParseArguments(call.Arguments)
+	return err != nil || args.Digest != p.ArgumentDigest
+}
+
+// abandon completes, as failed with class, permits of calls that will not
+// run, so the task can still be certified.
+func (s *Service) abandon(ctx context.Context, sess *session, permits []controller.Permit, class string) int {
+	n := 0
+	for _, p := range permits {
+		if s.cfg.Controller.Complete(ctx, p.ID, controller.Outcome{TaskBoundaryID: p.TaskBoundaryID, Failed: true, ErrorClass: class}) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// post completes the permits of the call a post-tool event reports.
+func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
+	sess := s.current(ev)
+	if sess == nil {
+		return refused(http.StatusConflict, "hook.no_pending_call", agents.ErrNoPending, ev)
+	}
+	permits, err := sess.pending.Take(agents.CorrelationKey(ev))
+	if err != nil {
+		return refused(http.StatusConflict, "hook.no_pending_call", err, ev)
+	}
+	out := controller.Outcome{ResultDigest: agents.ResponseDigest(ev)}
+	if ev.Kind != agents.KindPostTool {
+		out.Failed, out.ErrorClass, out.ResultDigest = true, ev.FailureClass, ""
+	}
+	for _, p := range permits {
+		o := out
+		o.TaskBoundaryID = p.TaskBoundaryID
+		if err := s.cfg.Controller.Complete(ctx, p.ID, o); err != nil {
+			var pe *controller.PermitError
+			if errors.As(err, &pe) {
+				return refused(http.StatusConflict, "hook.permit_refused", err, ev)
+			}
+			return refused(http.StatusInternalServerError, "hook.complete_failed", err, ev)
+		}
+	}
+	return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+}
+
+// end closes the session's task and certifies it. Calls the agent never
+// reported are completed as failed ("no_outcome") first.
+func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
+	key := sessionKey(ev)
+	s.mu.Lock()
+	sess := s.sessions[key]
+	delete(s.sessions, key)
+	s.mu.Unlock()
+	if sess == nil || sess.task == nil {
+		return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+	}
+	ended := &Ended{Agent: ev.Agent, SessionID: ev.SessionID}
+	for _, permits := range sess.pending.Drain() {
+		ended.Unreported += s.abandon(ctx, sess, permits, "no_outcome")
+	}
+	boundary, err := sess.task.Close(ctx)
+	if err != nil {
+		return refused(http.StatusInternalServerError, "hook.task_close_failed", err, ev)
+	}
+	ended.Boundary = boundary
+	if s.cfg.Certify != nil {
+		cert, err := s.cfg.Certify(ctx, boundary)
+		if err != nil {
+			ended.CertifyError = err.Error()
+		} else {
+			ended.Certificate = &cert
+		}
+	}
+	s.mu.Lock()
+	s.ended[key] = ended
+	s.mu.Unlock()
+	return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev, Ended: ended}
+}

@@ -1,0 +1,215 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/agents"
+	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/governance"
+)
+
+// Config assembles a Service. Controller and TaskOptions are required.
+type Config struct {
+	// Controller authorizes and completes the calls. Its approval callback
+	// should be wrapped with ApprovalCallback for ApprovalAsk to work.
+	Controller *controller.InvocationController
+	// TaskOptions chooses the policy pin (and actor) of a new session's
+	// task from the session's first event. A Workspace left empty becomes
+	// the session's cwd.
+	TaskOptions func(ctx context.Context, ev agents.Event) (controller.TaskOptions, error)
+	// Certify mints the certificate of a session's closed task; nil keeps
+	// the closed boundary without a certificate.
+	Certify func(ctx context.Context, boundary governance.ClosedTaskBoundary) (governance.TaskCertificate, error)
+	// Approval is what require_approval becomes; default ApprovalAsk.
+	// Agents that cannot ask (Codex, Gemini CLI) are always held.
+	Approval ApprovalMode
+	// ExplicitAllow answers an allow with the agent's "allow" instead of
+	// no opinion ({}, the default: the agent's own permission rules still
+	// apply).
+	ExplicitAllow bool
+	// Facts answers whether a path exists; default: the filesystem.
+	Facts agents.HostFacts
+}
+
+// Service runs agent sessions as governed tasks. Safe for concurrent use.
+type Service struct {
+	cfg      Config
+	mu       sync.Mutex
+	sessions map[string]*session
+	ended    map[string]*Ended
+}
+
+// session is one agent session's open task and its authorized calls.
+type session struct {
+	once    sync.Once
+	openErr error
+	task    *controller.Task
+	pending *agents.Pending[[]controller.Permit]
+}
+
+// Ended is what a closed session left: its boundary and certificate.
+type Ended struct {
+	Agent       agents.Agent
+	SessionID   string
+	Boundary    governance.ClosedTaskBoundary
+	Certificate *governance.TaskCertificate
+	// Unreported counts authorized calls the agent never reported; they
+	// were completed as failed ("no_outcome") before the task closed.
+	Unreported int
+	// CertifyError says why no certificate was minted.
+	CertifyError string
+}
+
+// New returns a Service.
+func New(cfg Config) (*Service, error) {
+	if cfg.Controller == nil || cfg.TaskOptions == nil {
+		return nil, errors.New("hooks: Config.Controller and Config.TaskOptions are required")
+	}
+	if cfg.Approval == "" {
+		cfg.Approval = ApprovalAsk
+	}
+	if cfg.Approval != ApprovalAsk && cfg.Approval != ApprovalHold {
+		return nil, fmt.Errorf("hooks: unknown approval mode %q (want ask or hold)", cfg.Approval)
+	}
+	if cfg.Facts == nil {
+		cfg.Facts = osFacts{}
+	}
+	return &Service{cfg: cfg, sessions: map[string]*session{}, ended: map[string]*Ended{}}, nil
+}
+
+// Result is the answer to one hook event.
+type Result struct {
+	// Status is the HTTP status: 200 with Answer.Body, or an error status
+	// with Code and Err.
+	Status int
+	Answer agents.Answer
+	// Code is a stable error code when Status is not 200.
+	Code  string
+	Err   error
+	Event agents.Event
+	// Verdict is the decision on a pre-tool event.
+	Verdict *agents.Verdict
+	// Ended is set when the event closed its session.
+	Ended *Ended
+}
+
+func refused(status int, code string, err error, ev agents.Event) Result {
+	return Result{Status: status, Code: code, Err: err, Event: ev}
+}
+
+// Handle answers one hook event of agent: body is the hook input, event
+// names the event when the payload does not (Copilot's camelCase format).
+func (s *Service) Handle(ctx context.Context, agent agents.Agent, event string, body []byte) Result {
+	d, err := agents.Lookup(agent)
+	if err != nil {
+		return refused(http.StatusNotFound, "hook.unknown_agent", err, agents.Event{})
+	}
+	ev, err := d.Decode(event, body)
+	switch {
+	case errors.Is(err, agents.ErrMissingField):
+		return refused(http.StatusBadRequest, "hook.missing_field", err, ev)
+	case err != nil:
+		return refused(http.StatusBadRequest, "hook.malformed", err, ev)
+	}
+	switch ev.Kind {
+	case agents.KindSessionEnd:
+		return s.end(ctx, d, ev)
+	case agents.KindObserve, agents.KindSessionStart:
+		if ev.SessionID != "" {
+			if _, err := s.open(ctx, ev); err != nil {
+				return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+			}
+		}
+		return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+	case agents.KindPreTool:
+		return s.pre(ctx, d, ev)
+	default:
+		return s.post(ctx, d, ev)
+	}
+}
+
+func sessionKey(ev agents.Event) string { return string(ev.Agent) + "\x00" + ev.SessionID }
+
+// open returns the session's task, opening it on the first event.
+func (s *Service) open(ctx context.Context, ev agents.Event) (*session, error) {
+	key := sessionKey(ev)
+	s.mu.Lock()
+	sess, ok := s.sessions[key]
+	if !ok {
+		sess = &session{pending: agents.NewPending[[]controller.Permit]()}
+		s.sessions[key] = sess
+	}
+	s.mu.Unlock()
+	sess.once.Do(func() {
+		var task *controller.Task
+		opts, err := s.cfg.TaskOptions(ctx, ev)
+		if err == nil {
+			if opts.Workspace == "" && filepath.IsAbs(ev.Cwd) {
+				// The session's cwd is the task's workspace: a policy
+				// naming $workspace serves every project on the machine.
+				opts.Workspace = ev.Cwd
+			}
+			task, err = s.cfg.Controller.OpenTask(ctx, opts)
+		}
+		s.mu.Lock() // current and ChainOf read task under mu
+		sess.task, sess.openErr = task, err
+		s.mu.Unlock()
+	})
+	if sess.openErr != nil {
+		s.mu.Lock()
+		if s.sessions[key] == sess {
+			delete(s.sessions, key) // let a later event try again
+		}
+		s.mu.Unlock()
+		return nil, sess.openErr
+	}
+	return sess, nil
+}
+
+// current returns the session's open task, if any.
+func (s *Service) current(ev agents.Event) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[sessionKey(ev)]
+	if sess == nil || sess.task == nil {
+		return nil
+	}
+	return sess
+}
+
+// Session returns what an ended session left, by agent and session id.
+func (s *Service) Session(agent agents.Agent, sessionID string) (*Ended, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.ended[string(agent)+"\x00"+sessionID]
+	return e, ok
+}
+
+// ChainOf returns the evidence chain of a session's open task, or of the
+// task it last ended with.
+func (s *Service) ChainOf(agent agents.Agent, sessionID string) (uuid.UUID, bool) {
+	key := string(agent) + "\x00" + sessionID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.sessions[key]; sess != nil && sess.task != nil {
+		return sess.task.ChainID(), true
+	}
+	if e := s.ended[key]; e != nil {
+		return e.Boundary.ChainID, true
+	}
+	return uuid.Nil, false
+}
+
+// Open reports the open sessions' count.
+func (s *Service) Open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}

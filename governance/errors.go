@@ -3,6 +3,7 @@ package governance
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrInvalid is matched (errors.Is) by every validation failure of a
@@ -166,18 +167,38 @@ func (e *AmbiguousPolicyError) Error() string {
 	return fmt.Sprintf("governance: ambiguous policy resolution at scope %s: %v", e.Scope, e.Candidates)
 }
 
-// CertificateError refuses to mint a certificate. Code is set when the
-// refusal is a verification failure (MISSING_POLICY, BROKEN_LINK, ...).
+// CertificateError refuses to mint or to verify a certificate. Rule names
+// the check that failed (see CertificateRule); Code is set when the
+// refusal is one of ADR-0087's verification failures (BROKEN_LINK,
+// CONTENT_MISMATCH, UNSUPPORTED_ALGORITHM, MISSING_POLICY); RecordID names
+// the record at fault when there is one.
 type CertificateError struct {
-	Code   VerificationFailureCode
-	Reason string
+	Rule     CertificateRule
+	Code     VerificationFailureCode
+	RecordID string
+	Reason   string
 }
 
 func (e *CertificateError) Error() string {
-	if e.Code != "" {
-		return fmt.Sprintf("governance: certificate refused (%s): %s", e.Code, e.Reason)
+	var b strings.Builder
+	b.WriteString("governance: certificate refused")
+	if e.Rule != "" || e.Code != "" {
+		b.WriteString(" (")
+		b.WriteString(string(e.Rule))
+		if e.Rule != "" && e.Code != "" {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(e.Code))
+		b.WriteString(")")
 	}
-	return "governance: certificate refused: " + e.Reason
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	if e.RecordID != "" {
+		b.WriteString(" (record ")
+		b.WriteString(e.RecordID)
+		b.WriteString(")")
+	}
+	return b.String()
 }
 
 // ErrStoreUnavailable is matched (errors.Is) by every error of a store

@@ -434,5 +434,3 @@ func (c *checker) corrections() error {
 	}
 	return nil
 }
-
-

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/govhost/govhost/host/internal/interrupt"
 )
 
 // Defaults of a Config.
@@ -12,8 +14,35 @@ const (
 	DefaultMemoryLimitPages = 512 // 32 MiB; a Go-built gate needs about 2.5 MiB at rest
 	DefaultCallTimeout      = time.Second
 	DefaultMaxOutputBytes   = 64 << 10
-	maxMemoryPages          = 65536 // 4 GiB, the most a 32-bit memory can address
+	// DefaultMaxCallDepth bounds the frames of guest functions on the call
+	// stack (Go-built gates use about 60; wazero's stack costs roughly
+	// 100-200 bytes a frame, so the default bounds it to a few MiB).
+	DefaultMaxCallDepth = 10_000
+	// DefaultLoadTimeout bounds Load of a module that is not trusted.
+	DefaultLoadTimeout = 30 * time.Second
+	maxMemoryPages     = 65536 // 4 GiB, the most a 32-bit memory can address
 )
+
+// ModuleLimits are the structural bounds Load checks in one linear pass
+// before compiling, so that a module built to make wazero's compiler run
+// for minutes is refused in milliseconds. Each has its own reason code
+// (CodeTooManyFunctions, ...). A zero field keeps its default
+// (DefaultModuleLimits).
+type ModuleLimits struct {
+	Functions   uint32 // imported and defined functions (gate.too_many_functions)
+	Locals      uint32 // parameters and locals of one function (gate.too_many_locals)
+	Nesting     uint32 // block/loop/if depth in one function (gate.nesting_too_deep)
+	BranchTable uint32 // targets of one br_table (gate.branch_table_too_large)
+	BodyBytes   uint32 // bytes of one function body (gate.function_too_large)
+}
+
+// DefaultModuleLimits returns the defaults of ModuleLimits: far above what
+// the Go-built gates of this repository use (about 2 300 functions, 21
+// locals, nesting 550, br_table 964 targets, bodies of 29 KB).
+func DefaultModuleLimits() ModuleLimits {
+	d := interrupt.DefaultLimits
+	return ModuleLimits{Functions: d.Functions, Locals: d.Locals, Nesting: d.Nesting, BranchTable: d.BranchTable, BodyBytes: d.BodyBytes}
+}
 
 // DefaultPoolSize is the default number of instances per gate: one per
 // usable CPU.
@@ -28,6 +57,9 @@ type Config struct {
 	callTimeout    time.Duration
 	poolSize       int
 	maxOutputBytes int
+	callDepth      uint32
+	loadTimeout    time.Duration
+	limits         ModuleLimits
 	set            uint8
 }
 
@@ -36,6 +68,7 @@ const (
 	setTimeout
 	setPool
 	setOutput
+	setLoadTimeout
 )
 
 // NewConfig returns the default configuration: an in-memory compilation
@@ -86,6 +119,43 @@ func (c Config) WithMaxOutputBytes(n int) Config {
 	return c
 }
 
+// WithMaxCallDepth bounds how many guest function frames may be on the
+// call stack at once (n ≥ 1; 0 keeps DefaultMaxCallDepth). A call past it is
+// stopped and denied with gate.stack_limit.
+func (c Config) WithMaxCallDepth(n uint32) Config {
+	c.callDepth = n
+	return c
+}
+
+// WithLoadTimeout bounds Load (checking, instrumenting and compiling a
+// module) to d, on top of ctx; zero means no bound but ctx. Past it Load
+// fails with gate.load_timeout. wazero cannot stop a compilation once it has
+// started: the compilation goes on in the background, and Close waits for
+// it. LoadTrusted is not bounded by time (the modules embedded in the
+// binary compile slowly on a loaded machine, and are not hostile).
+func (c Config) WithLoadTimeout(d time.Duration) Config {
+	c.loadTimeout = d
+	c.set |= setLoadTimeout
+	return c
+}
+
+// WithModuleLimits sets the structural bounds Load checks before compiling.
+func (c Config) WithModuleLimits(l ModuleLimits) Config {
+	c.limits = l
+	return c
+}
+
+// interruptOptions are the instrumentation's options under c.
+func (c Config) interruptOptions() interrupt.Options {
+	return interrupt.Options{
+		Limits: interrupt.Limits{
+			Functions: c.limits.Functions, Locals: c.limits.Locals, Nesting: c.limits.Nesting,
+			BranchTable: c.limits.BranchTable, BodyBytes: c.limits.BodyBytes, CallDepth: c.callDepth,
+		},
+		MemoryCapBytes: uint64(c.memoryPages) * 65536,
+	}
+}
+
 // resolved fills defaults and validates.
 func (c Config) resolved() (Config, error) {
 	var errs []error
@@ -103,6 +173,14 @@ func (c Config) resolved() (Config, error) {
 		c.poolSize = DefaultPoolSize()
 	} else if c.poolSize < 1 {
 		errs = append(errs, fmt.Errorf("pool size %d < 1", c.poolSize))
+	}
+	if c.callDepth == 0 {
+		c.callDepth = DefaultMaxCallDepth
+	}
+	if c.set&setLoadTimeout == 0 {
+		c.loadTimeout = DefaultLoadTimeout
+	} else if c.loadTimeout < 0 {
+		errs = append(errs, fmt.Errorf("negative load timeout %v", c.loadTimeout))
 	}
 	if c.set&setOutput == 0 {
 		c.maxOutputBytes = DefaultMaxOutputBytes

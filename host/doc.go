@@ -18,13 +18,32 @@
 //
 // Why rewrite modules at load? A call must be stoppable, and wazero's
 // WithCloseOnContextDone leaves native code at every loop iteration to check
-// in Go, which made Go-built guests about 10 times slower a call. Native
-// modules are instead instrumented once (host/internal/interrupt): each loop
-// header counts down a budget and, every 1024 iterations, visits Go (a
-// preemption point, so a spinning guest cannot stall the garbage collector)
-// and reads a flag the host raises from a timer or the caller's context.
-// Modules that cannot be instrumented, and Extism modules, fall back to
-// WithCloseOnContextDone.
+// in Go, which made Go-built guests about 10 times slower a call, and it
+// never stops a guest that recurses without looping. Every module, native
+// and Extism, is instead rewritten once (host/internal/interrupt, one pass
+// linear in the module's size): each function entry and loop header counts
+// down a budget and, every 1024 counts, visits Go (a preemption point, so a
+// spinning guest cannot stall the garbage collector) and reads a flag the
+// host raises from a timer or the caller's context; each function entry
+// also counts the call depth (WithMaxCallDepth, gate.stack_limit); each
+// table.grow is bounded by the memory cap (tables count 8 bytes an entry);
+// the start function runs as an ordinary call under the deadline instead of
+// inside instantiation; and exporting a name the host reserves
+// (__govhost_...) is refused (gate.reserved_name). A module the pass cannot
+// rewrite is refused (gate.invalid_module): nothing runs uninstrumented.
+// Extism modules also keep WithCloseOnContextDone (Extism's SDK runs them).
+//
+// Load is bounded too: structural limits checked in the same pass before
+// compiling (WithModuleLimits: functions, locals, nesting, br_table size,
+// body size, each with its own code) and a time bound (WithLoadTimeout,
+// gate.load_timeout). wazero cannot cancel a compilation: past the bound it
+// finishes in the background and Close waits for it. LoadTrusted, for the
+// modules embedded in the binary, has no time bound.
+//
+// The rules that decide a call: a call that outlives its deadline is
+// gate.timeout (or gate.canceled) whatever it answered; a call during which
+// memory or table growth was refused is gate.memory_limit whatever it
+// answered.
 //
 // Why a memory allocator rather than RuntimeConfig.WithMemoryLimitPages?
 // Both refuse growth past the cap, but only the allocator

@@ -23,8 +23,24 @@ const (
 	CodeBadOutput      = fault.BadOutput
 	CodeOutputTooLarge = fault.OutputTooLarge
 	CodeBadDecision    = fault.BadDecision
-	// CodeInvalidModule: the bytes are not a valid Wasm module.
-	CodeInvalidModule = "gate.invalid_module"
+	// CodeStackLimit: the guest's call depth passed WithMaxCallDepth.
+	CodeStackLimit = fault.StackLimit
+	// CodeReservedName: the module exports a name the host reserves
+	// (__govhost_...), such as its interrupt flag.
+	CodeReservedName = fault.ReservedName
+	// CodeLoadTimeout: Load took longer than WithLoadTimeout (or the
+	// caller's deadline).
+	CodeLoadTimeout = fault.LoadTimeout
+	// Structural limits (WithModuleLimits), checked before compiling.
+	CodeTooManyFunctions    = fault.TooManyFunctions
+	CodeTooManyLocals       = fault.TooManyLocals
+	CodeNestingTooDeep      = fault.NestingTooDeep
+	CodeBranchTableTooLarge = fault.BranchTableTooLarge
+	CodeFunctionTooLarge    = fault.FunctionTooLarge
+	// CodeInvalidModule: the bytes are not a valid Wasm module, or use a
+	// feature the host does not run (threads, tail calls, exceptions,
+	// memory64).
+	CodeInvalidModule = fault.InvalidModule
 	// CodeHostError is the reason of the deny returned with an ordinary
 	// (host-side) error, such as ErrClosed.
 	CodeHostError = "gate.host_error"

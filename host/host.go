@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host/internal/extismrt"
+	"github.com/govhost/govhost/host/internal/fault"
 	"github.com/govhost/govhost/host/internal/interrupt"
 	"github.com/govhost/govhost/host/internal/native"
 )
@@ -30,15 +32,16 @@ const AnyDigest = "any"
 type Host struct {
 	cfg   Config
 	cache wazero.CompilationCache
-	rc    wazero.RuntimeConfig // WithCloseOnContextDone: Extism and non-instrumentable modules
-	rt    wazero.Runtime       // runs rc
-	fast  wazero.Runtime       // instrumented native modules (see host/internal/interrupt)
+	rc    wazero.RuntimeConfig // WithCloseOnContextDone: Extism modules (Extism's SDK runs them)
+	rt    wazero.Runtime       // runs rc: compiles Extism modules into the shared cache
+	fast  wazero.Runtime       // native modules; all modules are instrumented (host/internal/interrupt)
 
-	mu       sync.Mutex
-	modules  map[string]*Module     // by digest
-	gates    map[gateKey]*gateEntry // by (module digest, config digest)
-	closed   atomic.Bool
-	inflight atomic.Int64 // Evaluate calls in progress
+	mu        sync.Mutex
+	modules   map[string]*Module     // by digest
+	gates     map[gateKey]*gateEntry // by (module digest, config digest)
+	closed    atomic.Bool
+	inflight  atomic.Int64   // Evaluate calls in progress
+	compiling sync.WaitGroup // compilations in progress (Add under mu, while not closed)
 }
 
 // New returns a Host with the given configuration, or an error wrapping
@@ -103,6 +106,12 @@ func (h *Host) Close(ctx context.Context) error {
 	for deadline := time.Now().Add(wait + 100*time.Millisecond); h.inflight.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
+	// NB: a compilation cannot be stopped; closing the runtime under it is
+	// unsafe, so wait for every one (Load adds to compiling under mu only
+	// while the host is open: after this lock no new one starts).
+	h.mu.Lock()
+	h.mu.Unlock()
+	h.compiling.Wait()
 	h.mu.Lock()
 	gates, modules := h.gates, h.modules
 	h.gates, h.modules = map[gateKey]*gateEntry{}, map[string]*Module{}
@@ -125,6 +134,69 @@ func (h *Host) Close(ctx context.Context) error {
 	return err
 }
 
+// compileBounded runs compile within bound (0: none) and ctx. wazero cannot
+// stop a compilation that has started: past the bound the compilation
+// continues in the background (Close waits for it) and its result is
+// released when it ends.
+func (h *Host) compileBounded(ctx context.Context, wasm []byte, digest string, bound time.Duration) (*Module, error) {
+	h.mu.Lock()
+	if h.closed.Load() {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	h.compiling.Add(1)
+	h.mu.Unlock()
+	if bound <= 0 && ctx.Done() == nil {
+		defer h.compiling.Done()
+		return h.compile(ctx, wasm, digest)
+	}
+	type result struct {
+		m   *Module
+		err error
+	}
+	results := make(chan result, 1)
+	var abandoned atomic.Bool
+	release := func() {
+		select {
+		case r := <-results:
+			if r.m != nil {
+				r.m.close(context.Background())
+			}
+		default:
+		}
+	}
+	go func() {
+		defer h.compiling.Done()
+		m, err := h.compile(context.WithoutCancel(ctx), wasm, digest)
+		results <- result{m, err}
+		if abandoned.Load() {
+			release()
+		}
+	}()
+	var expired <-chan time.Time
+	if bound > 0 {
+		t := time.NewTimer(bound)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case r := <-results:
+		return r.m, r.err
+	case <-expired:
+		abandoned.Store(true)
+		release()
+		return nil, fault.New(fault.LoadTimeout, "load", "loading the module took longer than the load timeout")
+	case <-ctx.Done():
+		abandoned.Store(true)
+		release()
+		code := fault.Canceled
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			code = fault.LoadTimeout
+		}
+		return nil, fault.FromCode(code, "load")
+	}
+}
+
 // LoadFile reads path and loads it as Load does.
 func (h *Host) LoadFile(ctx context.Context, path, expectedSHA256 string) (*Module, error) {
 	b, err := os.ReadFile(path)
@@ -140,7 +212,24 @@ func (h *Host) LoadFile(ctx context.Context, path, expectedSHA256 string) (*Modu
 // trusts the bytes. A mismatch is a *DigestMismatchError. A module that is
 // not a valid gate (not Wasm, unknown imports, missing exports, a memory
 // larger than the cap) is a *GuestError.
+//
+// Load is bounded by the configured load timeout (WithLoadTimeout) and the
+// structural limits (WithModuleLimits); a module over them is a *GuestError
+// (gate.load_timeout, gate.too_many_functions, ...).
 func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*Module, error) {
+	return h.load(ctx, wasm, expectedSHA256, h.cfg.loadTimeout)
+}
+
+// LoadTrusted loads a module that ships with the program (the built-in
+// gates embedded in the binary) as Load does, with every limit but the load
+// timeout: compiling a Go-built module takes tens of seconds on a loaded
+// machine under -race, and such a module is not an attacker's. Only ctx
+// bounds it.
+func (h *Host) LoadTrusted(ctx context.Context, wasm []byte, expectedSHA256 string) (*Module, error) {
+	return h.load(ctx, wasm, expectedSHA256, 0)
+}
+
+func (h *Host) load(ctx context.Context, wasm []byte, expectedSHA256 string, bound time.Duration) (*Module, error) {
 	if h.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -158,7 +247,7 @@ func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*M
 	if ok {
 		return m, nil
 	}
-	m, err := h.compile(ctx, wasm, digest)
+	m, err := h.compileBounded(ctx, wasm, digest, bound)
 	if err != nil {
 		return nil, guestError(err, digest)
 	}
@@ -176,31 +265,28 @@ func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*M
 	return m, nil
 }
 
-// compileNative compiles wasm instrumented for cheap interruption on the
-// fast runtime, or as it is on the WithCloseOnContextDone runtime when it
-// cannot be instrumented; the result says which runtime owns it.
-func (h *Host) compileNative(ctx context.Context, wasm []byte) (wazero.CompiledModule, wazero.Runtime, error) {
-	if extism, _ := interrupt.ImportsModule(wasm, abi.ImportModuleExtism); extism {
-		// Extism runs it on its own runtime with h.rc: compiling it with
-		// h.rc here fills the cache that Extism's compile then hits.
-		cm, err := h.rt.CompileModule(ctx, wasm)
-		return cm, h.rt, err
-	}
-	if instrumented, err := interrupt.Instrument(wasm); err == nil {
-		if cm, err := h.fast.CompileModule(ctx, instrumented); err == nil {
-			return cm, h.fast, nil
-		}
-	}
-	cm, err := h.rt.CompileModule(ctx, wasm)
-	return cm, h.rt, err
-}
-
+// compile checks and instruments wasm (host/internal/interrupt), then
+// compiles it: native modules on the fast runtime, Extism modules on the
+// WithCloseOnContextDone runtime whose configuration Extism's own runtime
+// shares (so Extism's compile is a cache hit).
 func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module, error) {
-	cm, rt, err := h.compileNative(ctx, wasm)
+	extism, _ := interrupt.ImportsModule(wasm, abi.ImportModuleExtism)
+	res, err := interrupt.Instrument(wasm, h.cfg.interruptOptions())
 	if err != nil {
-		return nil, &GuestError{Code: CodeInvalidModule, Op: "load", Digest: digest, reason: "not a valid Wasm module"}
+		return nil, instrumentError(err)
 	}
-	kind, err := detectKind(cm)
+	if capBytes := uint64(h.cfg.memoryPages) * 65536; res.MemoryMinPages*65536+res.TableEntries*8 > capBytes {
+		return nil, fault.New(fault.MemoryLimit, "load", "declared memory and tables exceed the memory cap")
+	}
+	rt := h.fast
+	if extism {
+		rt = h.rt
+	}
+	cm, err := rt.CompileModule(ctx, res.Wasm)
+	if err != nil {
+		return nil, fault.New(fault.InvalidModule, "load", "not a valid Wasm module")
+	}
+	kind, err := h.checkImports(cm)
 	if err != nil {
 		_ = cm.Close(ctx)
 		return nil, err
@@ -220,7 +306,7 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module
 		if err != nil {
 			return nil, err
 		}
-		c, err := extismrt.Compile(ctx, wasm, h.rc, ex, extismrt.Params{
+		c, err := extismrt.Compile(ctx, res.Wasm, h.rc, ex, extismrt.Params{
 			MemoryLimitPages: uint32(h.cfg.memoryPages),
 			CallTimeout:      h.cfg.callTimeout,
 			MaxOutputBytes:   h.cfg.maxOutputBytes,
@@ -231,6 +317,20 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module
 		m.extism, m.extismEx = c, ex
 	}
 	return m, nil
+}
+
+// instrumentError maps a refusal of the instrumentation pass to its code.
+func instrumentError(err error) error {
+	var le *interrupt.LimitError
+	switch {
+	case errors.As(err, &le):
+		return fault.New("gate."+le.What, "load", le.Error()[len("interrupt: "):])
+	case errors.Is(err, interrupt.ErrReservedName):
+		return fault.New(fault.ReservedName, "load", "exports a name the host reserves ("+interrupt.ReservedPrefix+"...)")
+	case errors.Is(err, interrupt.ErrBadImport):
+		return fault.New(fault.BadImport, "load", "imports a global, table, memory or tag")
+	}
+	return fault.New(fault.InvalidModule, "load", "not a valid Wasm module, or uses a feature the host does not run")
 }
 
 func (h *Host) nativeParams() native.Params {

@@ -28,8 +28,9 @@ var (
 // machine (or -race) cannot turn a slow call into a timeout. Tests that
 // expect gate.timeout use strictHost.
 const (
-	testTimeout   = 3 * time.Second
-	strictTimeout = 150 * time.Millisecond
+	testTimeout     = 3 * time.Second
+	strictTimeout   = 300 * time.Millisecond
+	testMemoryPages = 256
 )
 
 func cacheDir() string { return filepath.Join(os.TempDir(), "govhost-test-wazero-cache") }
@@ -38,7 +39,7 @@ func testConfig() host.Config {
 	return host.NewConfig().
 		WithCompilationCacheDir(cacheDir()).
 		WithCallTimeout(testTimeout).
-		WithMemoryLimitPages(256).
+		WithMemoryLimitPages(testMemoryPages).
 		WithPoolSize(2)
 }
 
@@ -57,7 +58,7 @@ func sharedHost(t testing.TB) *host.Host {
 // that never return.
 func strictHost(t testing.TB) *host.Host {
 	strictOnce.Do(func() {
-		h, err := host.New(context.Background(), testConfig().WithCallTimeout(strictTimeout))
+		h, err := host.New(context.Background(), testConfig().WithCallTimeout(strictTimeout).WithMaxCallDepth(2000))
 		if err != nil {
 			panic(err)
 		}

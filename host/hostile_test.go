@@ -3,6 +3,9 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -47,11 +50,29 @@ var hostileCases = []hostileCase{
 	{"go: panic", "hostile_go.wasm", "", "panic", "evaluate", host.CodeTrap},
 	{"go: memory bomb", "hostile_go.wasm", "", "membomb", "evaluate", host.CodeMemoryLimit},
 	{"go: loop", "hostile_go.wasm", "", "loop", "evaluate", host.CodeTimeout},
+	// Issue 10: one fixture per point, native and Extism where both apply.
+	{"recursion without loops", "recursion.wasm", "", "x", "evaluate", host.CodeTimeout},
+	{"extism: recursion without loops", "extism_recursion.wasm", "", "x", "evaluate", host.CodeTimeout},
+	{"unbounded recursion", "deep_recursion.wasm", "", "x", "evaluate", host.CodeStackLimit},
+	{"extism: unbounded recursion", "extism_deep.wasm", "", "x", "evaluate", host.CodeStackLimit},
+	{"table growth, then allow", "table_grow.wasm", "", "x", "evaluate", host.CodeMemoryLimit},
+	{"externref table.grow 0xFFFFFFF0", "table_grow_extern.wasm", "", "x", "evaluate", host.CodeMemoryLimit},
+	{"extism: table.grow 0xFFFFFFF0", "extism_table.wasm", "", "x", "evaluate", host.CodeMemoryLimit},
+	{"table declared past the cap", "table_big.wasm", "", "x", "load", host.CodeMemoryLimit},
+	{"start section loops", "start_loop.wasm", "", "x", "gate", host.CodeTimeout},
+	{"extism: start section loops", "extism_start.wasm", "", "x", "gate", host.CodeTimeout},
+	{"exports the interrupt flag", "reserved_name.wasm", "", "x", "load", host.CodeReservedName},
+	{"imports a global", "bad_import_global.wasm", "", "x", "load", host.CodeBadImport},
+	{"imports a table", "bad_import_table.wasm", "", "x", "load", host.CodeBadImport},
+	{"imports a mistyped WASI function", "bad_import_wasi.wasm", "", "x", "load", host.CodeBadImport},
+	{"imports an unknown Extism function", "bad_import_extism.wasm", "", "x", "load", host.CodeBadImport},
 }
 
 // TestGate_Hostile: every hostile fixture is denied with its reason code, no
-// guest text, quickly; the failed instance is replaced; and a normal call on
-// the same host succeeds right after.
+// guest text, quickly; the failed instance is replaced; a benign gate on the
+// same host keeps serving while it happens (its latency is logged); the Go
+// heap does not grow past a few memory caps; and a normal call succeeds right
+// after.
 func TestGate_Hostile(t *testing.T) {
 	h := sharedHost(t)
 	healthy := gate(t, h, "toolgate.wasm", `{"deny_tools":["web_fetch"]}`)
@@ -59,10 +80,19 @@ func TestGate_Hostile(t *testing.T) {
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) {
 			hh := h
-			if c.code == host.CodeTimeout {
+			if c.code == host.CodeTimeout || c.code == host.CodeStackLimit {
 				hh = strictHost(t)
 			}
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			bystander := startBystander(t, gate(t, hh, "allow.wasm", ""))
 			err := hostileError(t, hh, c)
+			bystander.stop(t)
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			// Generous: the bystander and the test allocate too. A table or
+			// memory outside the cap would be hundreds of MiB.
+			require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4*testMemoryPages*65536+64<<20), "allocations stay within a few memory caps")
 			var ge *host.GuestError
 			require.ErrorAs(t, err, &ge)
 			require.Equal(t, c.code, ge.Code)
@@ -77,6 +107,58 @@ func TestGate_Hostile(t *testing.T) {
 			require.Equal(t, "toolgate.tool_denied", out.ReasonCode)
 		})
 	}
+}
+
+// bystander calls a benign gate in a loop while a hostile one runs, and
+// logs its latency: the host keeps serving other gates (asserted) and how
+// fast (logged, not asserted).
+type bystander struct {
+	done  chan struct{}
+	res   chan bystanderResult
+	start time.Time
+}
+
+type bystanderResult struct {
+	calls int
+	worst time.Duration
+	err   error
+}
+
+func startBystander(t *testing.T, g *host.Gate) *bystander {
+	b := &bystander{done: make(chan struct{}), res: make(chan bystanderResult, 1), start: time.Now()}
+	go func() {
+		var r bystanderResult
+		for {
+			select {
+			case <-b.done:
+				if r.calls > 0 { // at least one call, even alongside a failure at load
+					b.res <- r
+					return
+				}
+			default:
+			}
+			start := time.Now()
+			out, err := g.Evaluate(context.Background(), input("x"))
+			if err == nil && out.Decision != abi.DecisionAllow {
+				err = errors.New("bystander not allowed")
+			}
+			if err != nil && r.err == nil {
+				r.err = err
+			}
+			r.calls++
+			r.worst = max(r.worst, time.Since(start))
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return b
+}
+
+func (b *bystander) stop(t *testing.T) {
+	close(b.done)
+	r := <-b.res
+	require.NoError(t, r.err, "the benign gate keeps serving")
+	require.Positive(t, r.calls)
+	t.Logf("benign gate alongside: %d calls in %v, slowest %v", r.calls, time.Since(b.start).Round(time.Millisecond), r.worst)
 }
 
 // hostileError runs c to the step where it must fail and returns the error.
@@ -262,4 +344,43 @@ func TestHost_Close_WaitsForCallsInFlight(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the call did not end")
 	}
+}
+
+// TestGate_Stdio_IgnoresEnvironment: a guest writing a forged line to WASI
+// stdout and stderr reaches neither the process's stdout nor its stderr,
+// even with EXTISM_ENABLE_WASI_OUTPUT set (which makes extism go-sdk connect
+// guests to them).
+func TestGate_Stdio_IgnoresEnvironment(t *testing.T) {
+	t.Setenv("EXTISM_ENABLE_WASI_OUTPUT", "1")
+	ctx := context.Background()
+	h, err := host.New(ctx, testConfig())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	stdout, stderr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = w, w
+	restored := false
+	restore := func() {
+		if !restored {
+			os.Stdout, os.Stderr = stdout, stderr
+			restored = true
+		}
+	}
+	defer restore()
+
+	out, err := gate(t, h, "stdout.wasm", "").Evaluate(ctx, input("x"))
+	require.NoError(t, err)
+	require.Equal(t, abi.DecisionAllow, out.Decision)
+	_, err = gate(t, h, "extism_stdout.wasm", "").Evaluate(ctx, input("x"))
+	var ge *host.GuestError
+	require.ErrorAs(t, err, &ge)
+	require.Equal(t, host.CodeTrap, ge.Code, "the Extism fixture answers nothing")
+
+	restore()
+	require.NoError(t, w.Close())
+	leaked, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.Empty(t, string(leaked), "guest stdio reached the process")
 }

@@ -2,13 +2,16 @@ package host
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/tetratelabs/wazero"
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host/internal/extismrt"
 	"github.com/govhost/govhost/host/internal/fault"
+	"github.com/govhost/govhost/host/internal/interrupt"
 	"github.com/govhost/govhost/host/internal/native"
 )
 
@@ -69,18 +72,28 @@ func (m *Module) close(ctx context.Context) {
 	}
 }
 
-// detectKind classifies a module by its imports: anything from
-// extism:host/env makes it an Extism module; otherwise only WASI is allowed.
-func detectKind(cm wazero.CompiledModule) (Kind, error) {
+// checkImports classifies a module by its imports and refuses, at load,
+// every import the host would not satisfy: anything from extism:host/env
+// makes it an Extism module and must be one of Extism's kernel functions;
+// otherwise only WASI functions are allowed; and each must have the
+// signature the host provides. (Imported memories, tables and globals were
+// refused by the instrumentation pass.)
+func (h *Host) checkImports(cm wazero.CompiledModule) (Kind, error) {
 	kind := KindNative
+	wasi := h.fast.Module(abi.ImportModuleWASI).ExportedFunctionDefinitions()
 	for _, f := range cm.ImportedFunctions() {
-		mod, _, _ := f.Import()
+		mod, name, _ := f.Import()
+		var ok bool
 		switch mod {
 		case abi.ImportModuleWASI:
+			def, found := wasi[name]
+			ok = found && slices.Equal(def.ParamTypes(), f.ParamTypes()) && slices.Equal(def.ResultTypes(), f.ResultTypes())
 		case abi.ImportModuleExtism:
 			kind = KindExtism
-		default:
-			return "", fault.New(fault.BadImport, "load", "imports from a module the host does not provide")
+			ok = extismrt.KernelFunction(name, f.ParamTypes(), f.ResultTypes())
+		}
+		if !ok {
+			return "", fault.New(fault.BadImport, "load", "imports a function the host does not provide with that signature")
 		}
 	}
 	if len(cm.ImportedMemories()) > 0 {
@@ -92,9 +105,12 @@ func detectKind(cm wazero.CompiledModule) (Kind, error) {
 func exportNames(cm wazero.CompiledModule) []string {
 	var names []string
 	for name := range cm.ExportedFunctions() {
+		if strings.HasPrefix(name, interrupt.ReservedPrefix) {
+			continue
+		}
 		names = append(names, name)
 	}
-	// NB: the interrupt flag is a global, so it is not listed.
+	// NB: the host's own exports (host/internal/interrupt) are not listed.
 	for name := range cm.ExportedMemories() {
 		names = append(names, name)
 	}

@@ -5,6 +5,7 @@ package extismrt
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host/internal/fault"
+	"github.com/govhost/govhost/host/internal/interrupt"
 	"github.com/govhost/govhost/host/internal/memcap"
 	"github.com/govhost/govhost/host/internal/wire"
 )
@@ -95,6 +97,7 @@ func (c *Compiled) Close(ctx context.Context) error { return c.plugin.Close(ctx)
 type Instance struct {
 	c       *Compiled
 	plugin  *extism.Plugin
+	main    api.Module // the plugin's instance of the gate module
 	tracker memcap.Tracker
 	dead    bool
 }
@@ -104,8 +107,8 @@ func (c *Compiled) Instantiate(ctx context.Context, config []byte) (*Instance, e
 	inst := &Instance{c: c}
 	actx := experimental.WithMemoryAllocator(ctx, memcap.Allocator(uint64(c.p.MemoryLimitPages)*65536, &inst.tracker))
 	// The default module config: no FS, env, args or stdio; fake clocks and
-	// a deterministic random source.
-	pl, err := c.plugin.Instance(actx, extism.PluginInstanceConfig{ModuleConfig: wazero.NewModuleConfig()})
+	// a deterministic random source; stdio sealed against the environment.
+	pl, err := c.plugin.Instance(actx, extism.PluginInstanceConfig{ModuleConfig: sealedStdio{wazero.NewModuleConfig()}})
 	if err != nil {
 		if inst.tracker.Hit() {
 			return nil, fault.FromCode(fault.MemoryLimit, "instantiate")
@@ -113,8 +116,33 @@ func (c *Compiled) Instantiate(ctx context.Context, config []byte) (*Instance, e
 		return nil, fault.New(fault.Trap, "instantiate", "instantiation failed")
 	}
 	pl.SetLogger(func(extism.LogLevel, string) {}) // guest text is never shown
-	pl.Timeout = c.p.CallTimeout
+	pl.Timeout = 0                                 // the host's deadline (call) is the bound
 	inst.plugin = pl
+	main, err := mainModule(pl)
+	if err != nil {
+		inst.Close(ctx)
+		return nil, err
+	}
+	inst.main = main
+	tables := main.ExportedGlobal(interrupt.TablesGlobalName)
+	if main.ExportedGlobal(interrupt.GlobalName) == nil || tables == nil {
+		inst.Close(ctx)
+		return nil, errors.New("extismrt: module was not instrumented")
+	}
+	inst.tracker.CountTables(tables)
+	// The start function, taken out of instantiation by the instrumentation
+	// so that it runs under the deadline. NB: called directly (not through
+	// Extism), before the guest runtime's own initialisation, as
+	// instantiation would have.
+	if start := main.ExportedFunction(interrupt.StartExport); start != nil {
+		if err := inst.bounded(ctx, "instantiate", func(ctx context.Context) (bool, error) {
+			_, err := start.Call(ctx)
+			return err == nil, err
+		}); err != nil {
+			inst.Close(ctx)
+			return nil, err
+		}
+	}
 	if c.ex.Configure {
 		rc, _, err := inst.call(ctx, "configure", abi.ExportConfigure, config)
 		if err != nil {
@@ -174,16 +202,53 @@ func (i *Instance) Close(ctx context.Context) {
 }
 
 func (i *Instance) call(ctx context.Context, op, name string, input []byte) (uint32, []byte, error) {
-	if i.dead {
-		return 0, nil, fault.New(fault.Trap, op, "instance already failed")
-	}
-	i.tracker.Reset()
-	rc, out, err := i.plugin.CallWithContext(ctx, name, input)
+	var rc uint32
+	var out []byte
+	err := i.bounded(ctx, op, func(ctx context.Context) (bool, error) {
+		var err error
+		rc, out, err = i.plugin.CallWithContext(ctx, name, input)
+		return err == nil, err
+	})
 	if err != nil {
-		i.dead = true
-		return rc, nil, classify(ctx, op, err, &i.tracker)
+		return rc, nil, err
 	}
 	return rc, out, nil
+}
+
+// bounded runs f under the host's call timeout and ctx, and applies the
+// rules both runtimes share: a call that outlives its deadline is
+// gate.timeout (or gate.canceled) whatever it answered; one during which
+// memory or table growth was refused is gate.memory_limit; one stopped by
+// the call-depth bound is gate.stack_limit.
+func (i *Instance) bounded(ctx context.Context, op string, f func(context.Context) (ok bool, err error)) error {
+	if i.dead {
+		return fault.New(fault.Trap, op, "instance already failed")
+	}
+	i.tracker.Reset()
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if i.c.p.CallTimeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, i.c.p.CallTimeout)
+	}
+	ok, err := f(cctx)
+	cerr := cctx.Err()
+	cancel()
+	if cerr != nil {
+		i.dead = true
+		return classify(cctx, op, cerr, &i.tracker)
+	}
+	flag := int32(i.main.ExportedGlobal(interrupt.GlobalName).Get())
+	if i.tracker.Hit() || flag == interrupt.FlagTableLimit {
+		i.dead = true
+		return fault.FromCode(fault.MemoryLimit, op)
+	}
+	if ok {
+		return nil
+	}
+	i.dead = true
+	if flag == interrupt.FlagCallDepth {
+		return fault.FromCode(fault.StackLimit, op)
+	}
+	return classify(ctx, op, err, &i.tracker)
 }
 
 // classify maps a failed call to a reason code (fault.Classify).

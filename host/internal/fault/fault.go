@@ -25,6 +25,16 @@ const (
 	BadOutput      = "gate.bad_output"
 	OutputTooLarge = "gate.output_too_large"
 	BadDecision    = "gate.bad_decision"
+	StackLimit     = "gate.stack_limit"
+	ReservedName   = "gate.reserved_name"
+	InvalidModule  = "gate.invalid_module"
+	LoadTimeout    = "gate.load_timeout"
+	// Structural limits checked before compiling (host/internal/interrupt).
+	TooManyFunctions    = "gate.too_many_functions"
+	TooManyLocals       = "gate.too_many_locals"
+	NestingTooDeep      = "gate.nesting_too_deep"
+	BranchTableTooLarge = "gate.branch_table_too_large"
+	FunctionTooLarge    = "gate.function_too_large"
 )
 
 // Error is a guest failure: a stable code, the step that failed and a

@@ -1,356 +1,422 @@
-// Package interrupt makes a Wasm module stoppable cheaply: it rewrites the
-// module so that every loop header counts down a budget and, every Budget
-// iterations, visits Go (so the Go runtime can preempt the goroutine) and
-// reads a new mutable i32 global (exported as GlobalName), trapping when it
-// is non-zero. The host sets the global from another goroutine when a
-// call's deadline passes or its context ends.
+// Package interrupt makes a Wasm module stoppable and bounded: it rewrites
+// the module so that
 //
-// Why not wazero's WithCloseOnContextDone? It makes every loop iteration
-// leave native code to check the module's state in Go (tens of nanoseconds
-// each) and starts a goroutine per call: a Go-built guest, whose runtime and
-// libraries loop constantly, ran about 10× slower a call under it here. A
-// counter per iteration and a visit to Go per Budget iterations cost about
-// nothing. A guest cannot run without
-// passing loop headers except by recursing, which ends in a stack overflow
-// trap, or inside a host function, and the host's WASI functions do not
-// block (no stdin, a fake clock whose sleeps return at once).
+//   - every function entry and every loop header counts down a budget and,
+//     every Budget counts, calls an added poll function that reads a new
+//     mutable i32 global (exported as GlobalName, set by the host from
+//     another goroutine when a call's deadline passes or its context ends)
+//     and traps when it is non-zero, then visits Go (so the Go runtime can
+//     preempt the goroutine) and passes an empty loop header (where wazero's
+//     WithCloseOnContextDone, used for Extism modules, checks the module);
+//   - every function entry counts the call depth and traps past
+//     Limits.CallDepth (flag value FlagCallDepth), every exit counts it down;
+//   - table.grow is refused (result -1, flag FlagTableLimit) when linear
+//     memory plus 8 bytes per table entry would pass the memory cap, and the
+//     tables' total size is kept in a global exported as TablesGlobalName,
+//     which the host's memory allocator counts against the same cap;
+//   - the start function no longer runs inside instantiation (where no
+//     deadline can reach it): it is exported as StartExport for the host to
+//     call under the deadline.
 //
-// Instrument handles core Wasm 2.0 with SIMD, bulk memory, reference types,
-// tail calls and exception handling; anything else is refused with an error,
-// and the host then falls back to wazero's mechanism.
+// Why count function entries, not only loop headers? A function that calls
+// itself twice per frame (depth 60, 2^60 calls) never reaches a loop header
+// and never overflows the stack: without a check at function entry it runs
+// forever, and wazero's WithCloseOnContextDone has the same blind spot.
+//
+// Why not wazero's WithCloseOnContextDone for every module? It makes every
+// loop iteration leave native code to check the module's state and starts a
+// goroutine per call: a Go-built guest ran about 10× slower a call under it.
+// A counter per function entry and loop iteration and a poll every Budget
+// counts cost little.
+//
+// The rewrite is one pass, linear in the module's size, and checks the
+// structural Limits on the way. It handles core Wasm 2.0 as wazero runs it
+// by default (bulk memory, reference types, SIMD, multi-value, sign
+// extension, non-trapping conversions); anything else (tail calls,
+// exception handling, threads, memory64) is refused with ErrUnsupported, as
+// wazero would refuse it.
 package interrupt
 
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// GlobalName is the export name of the interrupt flag.
-const GlobalName = "__govhost_interrupt"
+// Names the host reserves. A module exporting any name with ReservedPrefix
+// is refused (ErrReservedName).
+const (
+	ReservedPrefix   = "__govhost_"
+	GlobalName       = ReservedPrefix + "interrupt" // the interrupt flag (mut i32)
+	TablesGlobalName = ReservedPrefix + "tables"    // total table entries (mut i32)
+	StartExport      = ReservedPrefix + "start"     // the module's start function, if any
+)
+
+// Values of the flag. The host sets FlagInterrupted; the instrumented code
+// sets the others just before trapping (or, for a refused table growth,
+// so that the next poll traps).
+const (
+	FlagClear       = 0
+	FlagInterrupted = 1
+	FlagTableLimit  = 2
+	FlagCallDepth   = 3
+)
+
+// Budget is how many function entries and loop iterations run between two
+// polls.
+const Budget = 1024
 
 // ErrUnsupported is returned for modules Instrument does not rewrite.
 var ErrUnsupported = errors.New("interrupt: module not instrumentable")
 
+// Options configure Instrument.
+type Options struct {
+	Limits Limits
+	// MemoryCapBytes is the cap on linear memory plus 8 bytes per table
+	// entry; table.grow past it is refused.
+	MemoryCapBytes uint64
+}
+
+// Result is an instrumented module and what the pass learned.
+type Result struct {
+	Wasm []byte
+	// MemoryMinPages is the declared minimum of the module's memory (0 when
+	// it has none).
+	MemoryMinPages uint64
+	// TableEntries is the sum of the declared minimum sizes of its tables.
+	TableEntries uint64
+	// HasStart reports a start section, now exported as StartExport.
+	HasStart bool
+}
+
 const (
-	secImport = 2
-	secGlobal = 6
-	secExport = 7
-	secCode   = 10
+	secCustom   = 0
+	secType     = 1
+	secImport   = 2
+	secFunction = 3
+	secTable    = 4
+	secMemory   = 5
+	secGlobal   = 6
+	secExport   = 7
+	secStart    = 8
+	secCode     = 10
+	secTag      = 13
 )
 
-// Instrument returns a copy of wasm with the interrupt check inserted at
-// every loop header. The input must be a module that wazero has validated
-// (so that no instruction can name the new global).
-func Instrument(wasm []byte) ([]byte, error) {
+// sectionRank orders sections as the binary format requires.
+var sectionRank = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
+
+type section struct {
+	id   byte
+	body []byte
+}
+
+// funcType is a function type's parameter count and result types.
+type funcType struct {
+	params  []byte
+	results []byte
+}
+
+// module is what the pass needs to know about the input.
+type module struct {
+	types       []funcType
+	importFuncs uint32
+	funcTypes   []uint32 // type index of each defined function
+	tableTypes  []byte   // reference type of each table
+	hasMemory   bool
+	nGlobals    uint32
+	start       int64 // -1: none
+	res         Result
+}
+
+// Instrument returns the rewritten module. The input need not be valid: what
+// the pass cannot parse is ErrUnsupported, and wazero validates the output.
+// Errors: ErrUnsupported, ErrReservedName, ErrBadImport, *LimitError.
+func Instrument(wasm []byte, opts Options) (*Result, error) {
+	lim := opts.Limits.resolved()
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || wasm[4] != 1 || wasm[5] != 0 || wasm[6] != 0 || wasm[7] != 0 {
 		return nil, fmt.Errorf("%w: not a core Wasm 1 binary", ErrUnsupported)
 	}
-	type section struct {
-		id   byte
-		body []byte
-	}
 	var sections []section
 	r := reader{b: wasm, i: 8}
+	lastRank := 0
 	for r.i < len(r.b) {
 		id := r.byte()
-		size := r.u32()
-		body := r.bytes(int(size))
+		body := r.bytes(int(r.u32()))
 		if r.err != nil {
 			return nil, r.err
+		}
+		if id != secCustom {
+			rank, ok := sectionRank[id]
+			if !ok || rank <= lastRank {
+				return nil, fmt.Errorf("%w: section %d out of order or unknown", ErrUnsupported, id)
+			}
+			lastRank = rank
+		}
+		if id == secTag {
+			return nil, fmt.Errorf("%w: exception handling", ErrUnsupported)
 		}
 		sections = append(sections, section{id, body})
 	}
 
-	// Count globals: imported ones first, then defined ones.
-	var nGlobals uint32
+	m := &module{start: -1}
 	for _, s := range sections {
-		switch s.id {
-		case secImport:
-			n, err := countGlobalImports(s.body)
-			if err != nil {
-				return nil, err
-			}
-			nGlobals += n
-		case secGlobal:
-			sr := reader{b: s.body}
-			nGlobals += sr.u32()
-			if sr.err != nil {
-				return nil, sr.err
-			}
+		if err := m.read(s, lim); err != nil {
+			return nil, err
 		}
 	}
-	flag, budget := nGlobals, nGlobals+1 // indices of the new globals
+	if n := uint64(m.importFuncs) + uint64(len(m.funcTypes)); n > uint64(lim.Functions) {
+		return nil, &LimitError{What: LimitFunctions, Value: n, Limit: lim.Functions}
+	}
 
-	out := append(make([]byte, 0, len(wasm)+len(wasm)/16), wasm[:8]...)
+	// The new function types, globals and the poll function.
+	pollType := m.typeIndex(nil, nil)
+	nFuncs := m.importFuncs + uint32(len(m.funcTypes))
+	g := globals{flag: m.nGlobals, budget: m.nGlobals + 1, depth: m.nGlobals + 2, tables: m.nGlobals + 3}
+	rw := rewriter{m: m, lim: lim, g: g, poll: nFuncs, capBytes: opts.MemoryCapBytes}
+
+	// Ensure the sections this pass writes to exist, in order.
+	for _, id := range []byte{secType, secFunction, secGlobal, secExport, secCode} {
+		found := false
+		for _, s := range sections {
+			found = found || s.id == id
+		}
+		if !found {
+			sections = insertSection(sections, section{id, []byte{0}})
+		}
+	}
+
+	out := append(make([]byte, 0, len(wasm)+len(wasm)/8+256), wasm[:8]...)
 	emit := func(id byte, body []byte) {
 		out = append(out, id)
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	newGlobals := []byte{
-		0x7f, 0x01, 0x41, 0x00, 0x0b, // flag: mut i32 = 0
-		0x7f, 0x01, 0x41, 0x00, 0x0b, // budget: mut i32 = 0 (the first loop header refills it)
-	}
-	globalDone, exportDone := false, false
-	// sectionRank orders sections as the binary format requires.
-	rank := map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
+	// The code first: it may add block types to the type section.
+	var code []byte
 	for _, s := range sections {
-		if s.id != 0 && !globalDone && rank[s.id] > rank[secGlobal] {
-			emit(secGlobal, append(appendU32(nil, 2), newGlobals...))
-			globalDone = true
+		if s.id == secCode {
+			var err error
+			if code, err = rw.codeSection(s.body); err != nil {
+				return nil, err
+			}
 		}
-		if s.id != 0 && !exportDone && rank[s.id] > rank[secExport] {
-			emit(secExport, appendExport(appendU32(nil, 1), flag))
-			exportDone = true
-		}
+	}
+	for _, s := range sections {
 		switch s.id {
+		case secType:
+			emit(secType, m.typeSection(s.body))
+		case secFunction:
+			emit(secFunction, appendVec(s.body, 1, appendU32(nil, pollType)))
 		case secGlobal:
-			sr := reader{b: s.body}
-			n := sr.u32()
-			body := appendU32(nil, n+2)
-			body = append(body, sr.b[sr.i:]...)
-			emit(secGlobal, append(body, newGlobals...))
-			globalDone = true
+			var extra []byte
+			for i := 0; i < 3; i++ { // flag, budget, depth: mut i32 = 0
+				extra = append(extra, 0x7f, 0x01, 0x41, 0x00, 0x0b)
+			}
+			extra = append(extra, 0x7f, 0x01, 0x41) // tables: mut i32 = declared minimum
+			extra = appendS32(extra, int32(m.res.TableEntries))
+			extra = append(extra, 0x0b)
+			emit(secGlobal, appendVec(s.body, 4, extra))
 		case secExport:
-			body, err := addExport(s.body, flag)
+			body, err := m.exportSection(s.body, g, nFuncs)
 			if err != nil {
 				return nil, err
 			}
 			emit(secExport, body)
-			exportDone = true
+		case secStart:
+			// Dropped: exported as StartExport instead.
 		case secCode:
-			body, err := instrumentCode(s.body, flag, budget)
-			if err != nil {
-				return nil, err
-			}
-			emit(secCode, body)
+			emit(secCode, code)
 		default:
 			emit(s.id, s.body)
 		}
 	}
-	if !globalDone {
-		emit(secGlobal, append(appendU32(nil, 2), newGlobals...))
-	}
-	if !exportDone {
-		emit(secExport, appendExport(appendU32(nil, 1), flag))
-	}
-	return out, nil
+	m.res.Wasm = out
+	return &m.res, nil
 }
 
-func appendExport(dst []byte, global uint32) []byte {
-	dst = appendU32(dst, uint32(len(GlobalName)))
-	dst = append(dst, GlobalName...)
-	dst = append(dst, 0x03) // global
-	return appendU32(dst, global)
+// insertSection inserts s before the first section of a higher rank.
+func insertSection(sections []section, s section) []section {
+	at := len(sections)
+	for i, t := range sections {
+		if t.id != secCustom && sectionRank[t.id] > sectionRank[s.id] {
+			at = i
+			break
+		}
+	}
+	return append(sections[:at], append([]section{s}, sections[at:]...)...)
 }
 
-func addExport(body []byte, global uint32) ([]byte, error) {
+// appendVec returns body (a vector) with added more elements, encoded in
+// extra.
+func appendVec(body []byte, added uint32, extra []byte) []byte {
+	r := reader{b: body}
+	n := r.u32()
+	out := appendU32(make([]byte, 0, len(body)+len(extra)+8), n+added)
+	out = append(out, body[r.i:]...)
+	return append(out, extra...)
+}
+
+// read records what the pass needs from one input section.
+func (m *module) read(s section, lim Limits) error {
+	r := reader{b: s.body}
+	switch s.id {
+	case secType:
+		n := r.u32()
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			if form := r.byte(); form != 0x60 {
+				return fmt.Errorf("%w: type form %#x", ErrUnsupported, form)
+			}
+			var ft funcType
+			ft.params = r.valTypes()
+			ft.results = r.valTypes()
+			m.types = append(m.types, ft)
+		}
+	case secImport:
+		n := r.u32()
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			r.bytes(int(r.u32())) // module
+			r.bytes(int(r.u32())) // name
+			switch kind := r.byte(); kind {
+			case 0x00:
+				r.u32()
+				m.importFuncs++
+			case 0x01, 0x02, 0x03, 0x04:
+				return ErrBadImport
+			default:
+				return fmt.Errorf("%w: import kind %#x", ErrUnsupported, kind)
+			}
+		}
+	case secFunction:
+		n := r.u32()
+		if n > lim.Functions {
+			return &LimitError{What: LimitFunctions, Value: uint64(n), Limit: lim.Functions}
+		}
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			t := r.u32()
+			if int(t) >= len(m.types) {
+				return fmt.Errorf("%w: function type index out of range", ErrUnsupported)
+			}
+			m.funcTypes = append(m.funcTypes, t)
+		}
+	case secTable:
+		n := r.u32()
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			rt := r.byte()
+			if rt != 0x70 && rt != 0x6f {
+				return fmt.Errorf("%w: table element type %#x", ErrUnsupported, rt)
+			}
+			flags := r.byte()
+			if flags > 1 {
+				return fmt.Errorf("%w: table limits %#x", ErrUnsupported, flags)
+			}
+			m.res.TableEntries += uint64(r.u32())
+			if flags == 1 {
+				r.u32()
+			}
+			m.tableTypes = append(m.tableTypes, rt)
+		}
+	case secMemory:
+		n := r.u32()
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			flags := r.byte()
+			if flags > 1 {
+				return fmt.Errorf("%w: memory limits %#x (shared or 64-bit)", ErrUnsupported, flags)
+			}
+			m.res.MemoryMinPages = max(m.res.MemoryMinPages, uint64(r.u32()))
+			if flags == 1 {
+				r.u32()
+			}
+			m.hasMemory = true
+		}
+	case secGlobal:
+		m.nGlobals = r.u32()
+	case secStart:
+		m.start = int64(r.u32())
+		m.res.HasStart = true
+	default:
+		return nil
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if s.id != secGlobal && r.i != len(r.b) {
+		return fmt.Errorf("%w: trailing bytes in section %d", ErrUnsupported, s.id)
+	}
+	if m.res.TableEntries > 1<<31 {
+		return fmt.Errorf("%w: tables larger than 2^31 entries", ErrUnsupported)
+	}
+	return nil
+}
+
+// typeIndex returns the index of the function type params -> results,
+// adding it to m.types when missing.
+func (m *module) typeIndex(params, results []byte) uint32 {
+	for i, t := range m.types {
+		if string(t.params) == string(params) && string(t.results) == string(results) {
+			return uint32(i)
+		}
+	}
+	m.types = append(m.types, funcType{params: params, results: results})
+	return uint32(len(m.types) - 1)
+}
+
+// typeSection returns the type section with the types added by typeIndex
+// (after the code section was rewritten).
+func (m *module) typeSection(body []byte) []byte {
+	r := reader{b: body}
+	n := r.u32()
+	out := appendU32(nil, uint32(len(m.types)))
+	out = append(out, body[r.i:]...)
+	for _, t := range m.types[n:] {
+		out = append(out, 0x60)
+		out = appendU32(out, uint32(len(t.params)))
+		out = append(out, t.params...)
+		out = appendU32(out, uint32(len(t.results)))
+		out = append(out, t.results...)
+	}
+	return out
+}
+
+// exportSection refuses reserved names and indices the input does not
+// define (which would name the host's additions), then adds the host's
+// exports.
+func (m *module) exportSection(body []byte, g globals, nFuncs uint32) ([]byte, error) {
 	r := reader{b: body}
 	n := r.u32()
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		name := r.bytes(int(r.u32()))
-		r.byte()
-		r.u32()
-		if string(name) == GlobalName {
-			return nil, fmt.Errorf("%w: export %s already exists", ErrUnsupported, GlobalName)
+		kind := r.byte()
+		idx := r.u32()
+		if strings.HasPrefix(string(name), ReservedPrefix) {
+			return nil, ErrReservedName
+		}
+		if (kind == 0x00 && idx >= nFuncs) || (kind == 0x03 && idx >= m.nGlobals) {
+			return nil, fmt.Errorf("%w: export index out of range", ErrUnsupported)
 		}
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
-	out := appendU32(nil, n+1)
-	out = append(out, body[lenU32(body):]...)
-	return appendExport(out, global), nil
+	added := uint32(2)
+	out := append([]byte(nil), body[lenU32(body):]...)
+	out = appendExport(out, GlobalName, 0x03, g.flag)
+	out = appendExport(out, TablesGlobalName, 0x03, g.tables)
+	if m.start >= 0 {
+		if uint64(m.start) >= uint64(nFuncs) {
+			return nil, fmt.Errorf("%w: start function out of range", ErrUnsupported)
+		}
+		out = appendExport(out, StartExport, 0x00, uint32(m.start))
+		added++
+	}
+	return append(appendU32(nil, n+added), out...), nil
 }
 
-func countGlobalImports(body []byte) (uint32, error) {
-	r := reader{b: body}
-	n := r.u32()
-	var globals uint32
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		r.bytes(int(r.u32())) // module
-		r.bytes(int(r.u32())) // name
-		switch kind := r.byte(); kind {
-		case 0x00: // func
-			r.u32()
-		case 0x01: // table
-			r.refType()
-			r.limits()
-		case 0x02: // memory
-			r.limits()
-		case 0x03: // global
-			r.valType()
-			r.byte()
-			globals++
-		case 0x04: // tag
-			r.byte()
-			r.u32()
-		default:
-			return 0, fmt.Errorf("%w: import kind %#x", ErrUnsupported, kind)
-		}
-	}
-	return globals, r.err
-}
-
-// Budget is how many loop iterations run between two visits to Go.
-const Budget = 1024
-
-// loopCheck returns the code inserted at every loop header:
-//
-//	budget := budget - 1
-//	if budget <= 0 {
-//		budget = Budget
-//		if flag != 0 { unreachable }
-//		drop(memory.grow(0))
-//	}
-//
-// NB: memory.grow leaves native code for Go in wazero. Without a visit to
-// Go now and then, a guest spinning in native code could never be
-// preempted, and a garbage collection elsewhere in the process would wait
-// for it (stop the world) forever, timers included. The flag is read at the
-// same moment, so an interrupt lands within Budget iterations.
-func loopCheck(flag, budget uint32) []byte {
-	c := appendU32([]byte{0x23}, budget) // global.get budget
-	c = append(c, 0x41, 0x7f, 0x6a)      // i32.const -1; i32.add
-	c = appendU32(append(c, 0x24), budget)
-	c = appendU32(append(c, 0x23), budget)
-	c = append(c, 0x41, 0x00, 0x4c, 0x04, 0x40) // i32.const 0; i32.le_s; if
-	c = appendU32(append(c, 0x41), Budget)      // i32.const Budget (LEB128 of a positive s32)
-	c = appendU32(append(c, 0x24), budget)      // global.set budget
-	c = appendU32(append(c, 0x23), flag)        // global.get flag
-	c = append(c, 0x04, 0x40, 0x00, 0x0b)       // if; unreachable; end
-	c = append(c, 0x41, 0x00, 0x40, 0x00, 0x1a) // i32.const 0; memory.grow 0; drop
-	return append(c, 0x0b)                      // end
-}
-
-// instrumentCode rewrites the code section.
-func instrumentCode(body []byte, flag, budget uint32) ([]byte, error) {
-	r := reader{b: body}
-	n := r.u32()
-	out := appendU32(make([]byte, 0, len(body)+len(body)/8), n)
-	check := loopCheck(flag, budget)
-	var fn []byte
-	for i := uint32(0); i < n; i++ {
-		size := r.u32()
-		code := r.bytes(int(size))
-		if r.err != nil {
-			return nil, r.err
-		}
-		var err error
-		if fn, err = instrumentFunc(fn[:0], code, flag, check); err != nil {
-			return nil, fmt.Errorf("function %d: %w", i, err)
-		}
-		out = appendU32(out, uint32(len(fn)))
-		out = append(out, fn...)
-	}
-	if r.i != len(r.b) {
-		return nil, fmt.Errorf("%w: trailing bytes in code section", ErrUnsupported)
-	}
-	return out, nil
-}
-
-// instrumentFunc copies one function body, inserting check after every
-// loop's block type.
-func instrumentFunc(dst, code []byte, flag uint32, check []byte) ([]byte, error) {
-	r := reader{b: code}
-	groups := r.u32()
-	for g := uint32(0); g < groups && r.err == nil; g++ {
-		r.u32()
-		r.valType()
-	}
-	last := 0 // copied up to here
-	depth := 1
-	for depth > 0 {
-		if r.err != nil {
-			return nil, r.err
-		}
-		if r.i >= len(r.b) {
-			return nil, fmt.Errorf("%w: function body ends early", ErrUnsupported)
-		}
-		op := r.byte()
-		switch {
-		case op == 0x02 || op == 0x04 || op == 0x06: // block, if, try (legacy)
-			r.blockType()
-			depth++
-		case op == 0x03: // loop
-			r.blockType()
-			depth++
-			dst = append(dst, r.b[last:r.i]...)
-			dst = append(dst, check...)
-			last = r.i
-		case op == 0x1f: // try_table
-			r.blockType()
-			for c, n := uint32(0), r.u32(); c < n && r.err == nil; c++ {
-				switch kind := r.byte(); kind {
-				case 0x00, 0x01: // catch, catch_ref: tag, label
-					r.u32()
-					r.u32()
-				case 0x02, 0x03: // catch_all, catch_all_ref: label
-					r.u32()
-				default:
-					return nil, fmt.Errorf("%w: catch kind %#x", ErrUnsupported, kind)
-				}
-			}
-			depth++
-		case op == 0x0b: // end
-			depth--
-		case op == 0x05 || op == 0x07 || op == 0x19: // else, catch (u32 follows for catch), catch_all
-			if op == 0x07 {
-				r.u32()
-			}
-		case op == 0x18: // delegate: ends a try
-			r.u32()
-			depth--
-		case op == 0x00 || op == 0x01 || op == 0x0f || op == 0x0a || op == 0x1a || op == 0x1b || op == 0xd1:
-			// unreachable, nop, return, throw_ref, drop, select, ref.is_null
-		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0x12 || op == 0x08 || op == 0x09 || op == 0xd2 ||
-			(op >= 0x20 && op <= 0x22) || op == 0x25 || op == 0x26 || op == 0x3f || op == 0x40:
-			// br, br_if, call, return_call, throw, rethrow, ref.func,
-			// local.*, table.get/set, memory.size/grow: one u32
-			r.u32()
-		case op == 0x23 || op == 0x24: // global.get/set
-			if g := r.u32(); g >= flag {
-				return nil, fmt.Errorf("%w: global index out of range", ErrUnsupported)
-			}
-		case op == 0x0e: // br_table
-			for t, n := uint32(0), r.u32(); t <= n && r.err == nil; t++ {
-				r.u32()
-			}
-		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
-			r.u32()
-			r.u32()
-		case op == 0x1c: // select t*
-			for t, n := uint32(0), r.u32(); t < n && r.err == nil; t++ {
-				r.valType()
-			}
-		case op == 0xd0: // ref.null
-			r.refType()
-		case op >= 0x28 && op <= 0x3e: // loads and stores
-			r.memarg()
-		case op == 0x41:
-			r.s64()
-		case op == 0x42:
-			r.s64()
-		case op == 0x43:
-			r.bytes(4)
-		case op == 0x44:
-			r.bytes(8)
-		case op >= 0x45 && op <= 0xc4: // numeric, no immediates
-		case op == 0xfc:
-			r.prefixFC()
-		case op == 0xfd:
-			r.prefixFD()
-		default:
-			return nil, fmt.Errorf("%w: opcode %#x", ErrUnsupported, op)
-		}
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	if r.i != len(r.b) {
-		return nil, fmt.Errorf("%w: bytes after the function's end", ErrUnsupported)
-	}
-	return append(dst, r.b[last:]...), nil
+func appendExport(dst []byte, name string, kind byte, idx uint32) []byte {
+	dst = appendU32(dst, uint32(len(name)))
+	dst = append(dst, name...)
+	dst = append(dst, kind)
+	return appendU32(dst, idx)
 }
 
 // ImportsModule reports whether wasm imports anything from module name,

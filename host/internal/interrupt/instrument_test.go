@@ -26,10 +26,20 @@ func TestInstrument_AllFixtures(t *testing.T) {
 	defer rt.Close(ctx)
 	ents, err := wasmfixtures.FS.ReadDir("wasm")
 	require.NoError(t, err)
+	refused := map[string]error{
+		"reserved_name.wasm":     ErrReservedName,
+		"bad_import_global.wasm": ErrBadImport,
+		"bad_import_table.wasm":  ErrBadImport,
+	}
 	for _, e := range ents {
 		orig := wasmfixtures.Bytes(e.Name())
-		out, err := Instrument(orig)
+		res, err := Instrument(orig, Options{MemoryCapBytes: 32 << 20})
+		if want := refused[e.Name()]; want != nil {
+			require.ErrorIs(t, err, want, e.Name())
+			continue
+		}
 		require.NoError(t, err, e.Name())
+		out := res.Wasm
 		if e.Name() == "extism_gate.wasm" {
 			continue // the host runs Extism modules uninstrumented; spare a compile
 		}
@@ -44,9 +54,9 @@ func TestInstrument_StopsLoop(t *testing.T) {
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-	out, err := Instrument(wasmfixtures.Bytes("loop.wasm"))
+	res, err := Instrument(wasmfixtures.Bytes("loop.wasm"), Options{MemoryCapBytes: 32 << 20})
 	require.NoError(t, err)
-	mod, err := rt.InstantiateWithConfig(ctx, out, wazero.NewModuleConfig().WithName(""))
+	mod, err := rt.InstantiateWithConfig(ctx, res.Wasm, wazero.NewModuleConfig().WithName(""))
 	require.NoError(t, err)
 	g := mod.ExportedGlobal(GlobalName)
 	require.Equal(t, api.ValueTypeI32, g.Type())
@@ -61,7 +71,7 @@ func TestInstrument_StopsLoop(t *testing.T) {
 }
 
 func TestInstrument_Refuses(t *testing.T) {
-	_, err := Instrument([]byte("not wasm"))
+	_, err := Instrument([]byte("not wasm"), Options{})
 	require.ErrorIs(t, err, ErrUnsupported)
 }
 

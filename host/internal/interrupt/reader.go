@@ -62,6 +62,19 @@ func (r *reader) leb(max int) uint64 {
 func (r *reader) u32() uint32 { return uint32(r.leb(5)) }
 func (r *reader) s64()        { r.leb(10) }
 
+// valTypes reads a vector of value types and returns its bytes.
+func (r *reader) valTypes() []byte {
+	n := r.u32()
+	start := r.i
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		r.valType()
+	}
+	if r.err != nil {
+		return nil
+	}
+	return r.b[start:r.i]
+}
+
 func (r *reader) valType() {
 	switch c := r.byte(); c {
 	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f, 0x69: // i32 i64 f32 f64 v128 funcref externref exnref
@@ -115,9 +128,9 @@ func (r *reader) memarg() {
 	r.leb(10)
 }
 
-// prefixFC skips the immediates of a 0xFC-prefixed instruction.
-func (r *reader) prefixFC() {
-	switch sub := r.u32(); {
+// prefixFC skips the immediates of the 0xFC-prefixed instruction sub.
+func (r *reader) prefixFC(sub uint32) {
+	switch {
 	case sub <= 7: // saturating truncations
 	case sub == 8: // memory.init
 		r.u32()
@@ -161,6 +174,22 @@ func appendU32(dst []byte, v uint32) []byte {
 		c := byte(v & 0x7f)
 		v >>= 7
 		if v == 0 {
+			return append(dst, c)
+		}
+		dst = append(dst, c|0x80)
+	}
+}
+
+// appendS32 appends v as a signed LEB128 (i32.const immediates).
+func appendS32(dst []byte, v int32) []byte { return appendS64(dst, int64(v)) }
+
+// appendS64 appends v as a signed LEB128 (i64.const immediates, s33 block
+// type indices).
+func appendS64(dst []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
 			return append(dst, c)
 		}
 		dst = append(dst, c|0x80)

@@ -11,12 +11,30 @@ package memcap
 import (
 	"sync/atomic"
 
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// Tracker records that a memory of one instance was refused growth.
+// Tracker records that a memory of one instance was refused growth, and
+// knows the instance's table size, which counts against the same cap.
 // Safe for concurrent use.
-type Tracker struct{ hit atomic.Bool }
+type Tracker struct {
+	hit    atomic.Bool
+	tables atomic.Pointer[api.Global]
+}
+
+// CountTables makes growth count 8 bytes per entry of the instance's tables,
+// whose total the instrumented module keeps in g (interrupt.TablesGlobalName).
+func (t *Tracker) CountTables(g api.Global) { t.tables.Store(&g) }
+
+// tableBytes reads the tables' size. NB: called from memory.grow, on the
+// guest's own goroutine, the only one that writes the global.
+func (t *Tracker) tableBytes() uint64 {
+	if g := t.tables.Load(); g != nil {
+		return 8 * uint64(uint32((*g).Get()))
+	}
+	return 0
+}
 
 // Hit reports whether growth was refused since the last Reset.
 func (t *Tracker) Hit() bool { return t.hit.Load() }
@@ -25,7 +43,8 @@ func (t *Tracker) Hit() bool { return t.hit.Load() }
 func (t *Tracker) Reset() { t.hit.Store(false) }
 
 // Allocator returns a wazero memory allocator that refuses to grow any memory
-// past limit bytes and records refusals in t.
+// past limit bytes (less the tables' 8 bytes an entry, once CountTables was
+// called) and records refusals in t.
 func Allocator(limit uint64, t *Tracker) experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory {
 		return &linearMemory{limit: limit, t: t}
@@ -40,7 +59,7 @@ type linearMemory struct {
 
 // Reallocate implements experimental.LinearMemory.
 func (m *linearMemory) Reallocate(size uint64) []byte {
-	if size > m.limit {
+	if size > m.limit || size+m.t.tableBytes() > m.limit {
 		m.t.hit.Store(true)
 		return nil
 	}

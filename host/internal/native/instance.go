@@ -43,8 +43,7 @@ type Instance struct {
 	bufCap  uint32
 	tracker memcap.Tracker
 	timeout time.Duration
-	dctx    *deadlineCtx // reusable per-call deadline (nil: no host timeout)
-	intr    *interrupter // set for instrumented modules: replaces dctx
+	intr    *interrupter
 	maxOut  int
 	dead    bool
 }
@@ -67,11 +66,14 @@ func Instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModul
 	}
 	inst.mod = mod
 	inst.mem = mod.Memory()
-	if g, ok := mod.ExportedGlobal(interrupt.GlobalName).(api.MutableGlobal); ok {
-		inst.intr = newInterrupter(g)
-	} else if p.CallTimeout > 0 {
-		inst.dctx = newDeadlineCtx()
+	flag, ok := mod.ExportedGlobal(interrupt.GlobalName).(api.MutableGlobal)
+	tables := mod.ExportedGlobal(interrupt.TablesGlobalName)
+	if !ok || tables == nil {
+		_ = mod.Close(ctx)
+		return nil, errors.New("native: module was not instrumented")
 	}
+	inst.intr = newInterrupter(flag)
+	inst.tracker.CountTables(tables)
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
 	inst.eval = mod.ExportedFunction(abi.ExportEvaluate)
 	if err := inst.setup(ctx, ex, config); err != nil {
@@ -82,6 +84,13 @@ func Instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModul
 }
 
 func (i *Instance) setup(ctx context.Context, ex Exports, config []byte) error {
+	// The module's start function, which the instrumentation took out of
+	// instantiation so that it runs under the deadline.
+	if start := i.mod.ExportedFunction(interrupt.StartExport); start != nil {
+		if _, err := i.call(ctx, "instantiate", start); err != nil {
+			return err
+		}
+	}
 	if ex.Initialize {
 		if _, err := i.call(ctx, "instantiate", i.mod.ExportedFunction(abi.ExportInitialize)); err != nil {
 			return err
@@ -167,9 +176,6 @@ func (i *Instance) Describe(ctx context.Context) ([]byte, error) {
 // Close releases the instance. Safe to call more than once.
 func (i *Instance) Close(ctx context.Context) {
 	i.dead = true
-	if i.dctx != nil {
-		i.dctx.timer.Stop()
-	}
 	if i.intr != nil {
 		i.intr.timer.Stop()
 	}
@@ -216,45 +222,21 @@ func (i *Instance) call(ctx context.Context, op string, fn api.Function, params 
 	return stack[0], nil
 }
 
-// callStack calls fn under the per-call timeout and the caller's context.
+// callStack calls fn under the per-call timeout and the caller's context:
+// the host's timer and the caller's context set the interrupt flag, which
+// the instrumented guest polls at function entries and loop headers.
+//
+// A call that outlives its deadline (or its context) is a timeout (or a
+// cancellation) whatever it answered; a call during which memory or table
+// growth was refused is gate.memory_limit whatever it answered.
 func (i *Instance) callStack(ctx context.Context, op string, fn api.Function, stack []uint64) error {
 	if i.dead {
 		return fault.New(fault.Trap, op, "instance already failed")
 	}
-	i.tracker.Reset()
-	if i.intr != nil {
-		return i.callInterruptible(ctx, op, fn, stack)
-	}
-	var err error
-	switch d, hasDeadline := ctx.Deadline(); {
-	case i.timeout <= 0 || (hasDeadline && time.Until(d) <= i.timeout):
-		err = fn.CallWithStack(ctx, stack)
-	case ctx.Done() == nil:
-		// The common case (a caller's context that cannot end): a reusable
-		// deadline, no allocation.
-		err = i.dctx.call(ctx, i.timeout, func(c context.Context) error { return fn.CallWithStack(c, stack) })
-		if i.dctx.expired() {
-			i.dead = true
-		}
-	default:
-		tctx, cancel := context.WithTimeout(ctx, i.timeout)
-		err = fn.CallWithStack(tctx, stack)
-		cancel()
-	}
-	if err == nil {
-		return nil
-	}
-	i.dead = true
-	return classify(ctx, op, err, &i.tracker)
-}
-
-// callInterruptible calls fn of an instrumented module: the host's timer
-// and the caller's context set the interrupt flag, which the guest checks
-// at every loop header.
-func (i *Instance) callInterruptible(ctx context.Context, op string, fn api.Function, stack []uint64) error {
 	if err := ctx.Err(); err != nil {
 		return classify(ctx, op, err, &i.tracker) // not started: the instance stays usable
 	}
+	i.tracker.Reset()
 	in := i.intr
 	if i.timeout > 0 {
 		in.timer.Reset(i.timeout)
@@ -270,24 +252,40 @@ func (i *Instance) callInterruptible(ctx context.Context, op string, fn api.Func
 		})
 	}
 	err := fn.CallWithStack(ctx, stack)
+	quiet := true // no other goroutine can be setting the flag now
 	if stop != nil && !stop() {
-		i.dead = true // the flag is (being) set: never call this instance again
+		quiet = false
 	}
 	if i.timeout > 0 && !in.timer.Stop() {
+		quiet = false
+		in.interrupt(reasonDeadline) // fired: make sure the reason says so
+	}
+	if !quiet {
+		i.dead = true // the flag is (being) set: never call this instance again
+	}
+	switch in.reason.Load() {
+	case reasonDeadline:
 		i.dead = true
+		return fault.FromCode(fault.Timeout, op)
+	case reasonCanceled:
+		i.dead = true
+		return fault.FromCode(fault.Canceled, op)
+	}
+	if ctx.Err() != nil { // ended during the call, its AfterFunc still pending
+		i.dead = true
+		return classify(ctx, op, ctx.Err(), &i.tracker)
+	}
+	flag := in.flag.Get() // quiet here: only the guest wrote it
+	if i.tracker.Hit() || flag == interrupt.FlagTableLimit {
+		i.dead = true
+		return fault.FromCode(fault.MemoryLimit, op)
 	}
 	if err == nil {
 		return nil
 	}
 	i.dead = true
-	if i.tracker.Hit() {
-		return fault.FromCode(fault.MemoryLimit, op)
-	}
-	switch in.reason.Load() {
-	case reasonDeadline:
-		return fault.FromCode(fault.Timeout, op)
-	case reasonCanceled:
-		return fault.FromCode(fault.Canceled, op)
+	if flag == interrupt.FlagCallDepth {
+		return fault.FromCode(fault.StackLimit, op)
 	}
 	return classify(ctx, op, err, &i.tracker)
 }

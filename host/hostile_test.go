@@ -66,6 +66,8 @@ var hostileCases = []hostileCase{
 	{"imports a table", "bad_import_table.wasm", "", "x", "load", host.CodeBadImport},
 	{"imports a mistyped WASI function", "bad_import_wasi.wasm", "", "x", "load", host.CodeBadImport},
 	{"imports an unknown Extism function", "bad_import_extism.wasm", "", "x", "load", host.CodeBadImport},
+	{"memory growth refused, then allow", "membomb_allow.wasm", "", "x", "evaluate", host.CodeMemoryLimit},
+	{"extism: memory growth refused, then allow", "extism_membomb_allow.wasm", "", "x", "evaluate", host.CodeMemoryLimit},
 }
 
 // TestGate_Hostile: every hostile fixture is denied with its reason code, no
@@ -383,4 +385,22 @@ func TestGate_Stdio_IgnoresEnvironment(t *testing.T) {
 	leaked, err := io.ReadAll(r)
 	require.NoError(t, err)
 	require.Empty(t, string(leaked), "guest stdio reached the process")
+}
+
+// TestGate_LateAnswer: a guest that answers allow after its deadline (it
+// did its work in bulk instructions, passing no poll point after the timer
+// fired) is denied with gate.timeout.
+func TestGate_LateAnswer(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, testConfig().WithCallTimeout(20*time.Millisecond))
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	g := gate(t, h, "late_answer.wasm", "")
+	start := time.Now()
+	out, err := g.Evaluate(ctx, input("x"))
+	t.Logf("answered after %v", time.Since(start))
+	var ge *host.GuestError
+	require.ErrorAs(t, err, &ge)
+	require.Equal(t, host.CodeTimeout, ge.Code)
+	require.Equal(t, abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: host.CodeTimeout}, out)
 }

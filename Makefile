@@ -1,7 +1,8 @@
 GO ?= go
 
 
-.PHONY: build test bench run fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables
+.PHONY: build test bench run fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables \
+	examples examples-test sdk-test $(addprefix example-,$(EXAMPLE_LANGS))
 
 build:
 	$(GO) build -o bin/govhost ./cmd/govhost
@@ -49,3 +50,58 @@ fixtures-check: fixtures
 # with the gate test runner (`govhost test`).
 gate-tables: build
 	for g in $(BUILTIN_GATES); do ./bin/govhost test plugins/$$g/testdata/cases.json --gate $$g > /dev/null || exit 1; done
+
+# --- Gates in other languages (examples/README.md, sdk/) ----------------------
+# Built into build/ (never committed). Tools (Debian 12 packages, installed by
+# .ci/run): clang lld wasi-libc libclang-rt-14-dev-wasm32 (C), rustc
+# libstd-rust-dev-wasm32 (Rust, no cargo), and AssemblyScript from npm
+# (`npm ci --prefix sdk/assemblyscript`).
+EXAMPLES_OUT = build/examples
+EXAMPLE_LANGS = go c rust assemblyscript
+CLANG_WASM = clang --target=wasm32-wasi --sysroot=/usr -O2 -mexec-model=reactor -Wl,--strip-debug -Wall -Wextra -Werror
+RUSTC ?= rustc
+RUST_WASM = $(RUSTC) --edition 2021 --target wasm32-wasi -O -C strip=symbols
+ASC ?= sdk/assemblyscript/node_modules/.bin/asc
+ASC_GATE = $(ASC) -O3 --runtime incremental --exportStart _initialize --use abort=sdk/assemblyscript/assembly/index/gateAbort
+
+# examples: the egress gate in every language, build/examples/egress-<lang>.wasm.
+examples: $(addprefix example-,$(EXAMPLE_LANGS))
+
+example-go:
+	@mkdir -p $(EXAMPLES_OUT)
+	$(WASM_GO) -o $(EXAMPLES_OUT)/egress-go.wasm ./examples/go
+
+example-c:
+	@mkdir -p $(EXAMPLES_OUT)
+	$(CLANG_WASM) -I sdk/c -o $(EXAMPLES_OUT)/egress-c.wasm examples/c/egress.c
+
+example-rust:
+	@mkdir -p $(EXAMPLES_OUT)/rust
+	$(RUST_WASM) --crate-type rlib --crate-name govhost_gate --out-dir $(EXAMPLES_OUT)/rust sdk/rust/src/lib.rs
+	$(RUST_WASM) --crate-type cdylib --crate-name egress --extern govhost_gate=$(EXAMPLES_OUT)/rust/libgovhost_gate.rlib \
+		-o $(EXAMPLES_OUT)/egress-rust.wasm examples/rust/src/lib.rs
+
+example-assemblyscript:
+	@mkdir -p $(EXAMPLES_OUT)
+	$(ASC_GATE) -o $(EXAMPLES_OUT)/egress-assemblyscript.wasm examples/assemblyscript/assembly/index.ts
+
+# examples-test: every language's build passes the shared cases.
+examples-test: build examples
+	for l in $(EXAMPLE_LANGS); do \
+		./bin/govhost test examples/egress.cases.json --gate $(EXAMPLES_OUT)/egress-$$l.wasm > $(EXAMPLES_OUT)/egress-$$l.test.txt \
+			|| { cat $(EXAMPLES_OUT)/egress-$$l.test.txt; exit 1; }; \
+		tail -n 1 $(EXAMPLES_OUT)/egress-$$l.test.txt; \
+	done
+
+# sdk-test: the SDKs' own tests (C natively under ASan/UBSan, Rust natively,
+# AssemblyScript under node).
+sdk-test:
+	@mkdir -p build/sdk
+	cc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-I sdk/c -o build/sdk/c_test sdk/c/test/govhost_gate_test.c
+	./build/sdk/c_test
+	$(RUSTC) --edition 2021 --test -O -o build/sdk/rust_test sdk/rust/src/lib.rs
+	./build/sdk/rust_test -q
+	$(ASC) sdk/assemblyscript/test/sdk.test.ts -O1 --runtime incremental --exportStart _initialize \
+		--use abort=sdk/assemblyscript/assembly/index/gateAbort -o build/sdk/as_test.wasm
+	node sdk/assemblyscript/test/run.mjs build/sdk/as_test.wasm

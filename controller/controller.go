@@ -155,7 +155,7 @@ func (c *InvocationController) GrantException(ctx context.Context, chain uuid.UU
 		"tool_id": g.ToolID, "reason_code": g.ReasonCode, "issued_at": g.IssuedAt, "expires_at": g.ExpiresAt,
 		"max_uses": g.MaxUses,
 	}
-	if _, err := c.appendRecords(ctx, chain, g.PolicyID, g.PolicyVersion, recordSpec{typ: governance.ExceptionGranted, payload: payload}); err != nil {
+	if _, err := c.appendRecords(ctx, chain, g.PolicyID, g.PolicyVersion, nil, recordSpec{typ: governance.ExceptionGranted, payload: payload}); err != nil {
 		return governance.ExceptionGrant{}, &governance.GovernanceEvidenceError{CallExecuted: false, Err: err}
 	}
 	c.exceptions.add(chain, g)

@@ -22,6 +22,9 @@ type operation struct {
 	args Arguments
 	// evaluated collects the GATE_EVALUATED records of this operation.
 	evaluated []recordSpec
+	// unsynced holds records applied but not yet durable (recordUnsynced):
+	// the next append makes them durable and projects them first.
+	unsynced []governance.EvidenceRecord
 	// approvedArgs maps a gate id to the digest of arguments an approver
 	// supplied for it; recheck is set once an approver replaced arguments.
 	approvedArgs map[string]string
@@ -68,8 +71,29 @@ func (op *operation) record(ctx context.Context, specs ...recordSpec) error {
 }
 
 func (op *operation) append(ctx context.Context, specs []recordSpec) error {
-	_, err := op.c.appendRecords(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, specs...)
+	_, err := op.c.appendRecords(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, op.unsynced, specs...)
+	if err == nil {
+		op.unsynced = nil
+	}
 	return err
+}
+
+// recordUnsynced is record whose records, when the store can, become
+// durable with the operation's next record call instead of their own sync
+// (evidence.UnsyncedAppender): that call must come before anything acts on
+// them.
+func (op *operation) recordUnsynced(ctx context.Context, specs ...recordSpec) error {
+	apply := func() error {
+		recs, unsynced, err := op.c.appendRecordsUnsynced(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, specs)
+		if unsynced {
+			op.unsynced = recs
+		}
+		return err
+	}
+	if op.task != nil {
+		return op.task.whileOpen(apply)
+	}
+	return apply()
 }
 
 // evidenceError wraps a failed append; a closed task is reported as such.
@@ -109,7 +133,9 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 		"policy_digest": op.snap.Digest(), "tool_id": op.call.Tool,
 		"task_boundary_id": op.ctx.TaskBoundaryID, "gate_count": op.snap.NumGateBindings(),
 	}}
-	if err := op.record(ctx, bound, started); err != nil {
+	// POLICY_BOUND + OPERATION_STARTED become durable with the gate batch
+	// below (one WAL sync for both), before any verdict is acted on.
+	if err := op.recordUnsynced(ctx, bound, started); err != nil {
 		return nil, op.evidenceError(err, false)
 	}
 

@@ -54,12 +54,41 @@ type recordSpec struct {
 }
 
 // appendRecords builds and appends specs, in order and atomically when the
-// store can, on chain under its lock, then projects what was committed.
-func (c *InvocationController) appendRecords(ctx context.Context, chain, policyID uuid.UUID, version string, specs ...recordSpec) ([]governance.EvidenceRecord, error) {
+// store can, on chain under its lock, then projects what was committed:
+// first pending, the records applied unsynced before on this chain that
+// this synced append makes durable, then its own.
+func (c *InvocationController) appendRecords(ctx context.Context, chain, policyID uuid.UUID, version string, pending []governance.EvidenceRecord, specs ...recordSpec) ([]governance.EvidenceRecord, error) {
+	recs, err := c.applyRecords(ctx, chain, policyID, version, false, specs)
+	if err != nil {
+		return nil, err
+	}
+	c.project(pending)
+	c.project(recs)
+	return recs, nil
+}
+
+// appendRecordsUnsynced applies specs like appendRecords without waiting
+// for durability when the store is an evidence.UnsyncedAppender, and then
+// projects nothing: the caller passes the records as pending to its next
+// (synced) appendRecords on the chain. It reports whether the records wait
+// for that; otherwise they are durable and projected already.
+func (c *InvocationController) appendRecordsUnsynced(ctx context.Context, chain, policyID uuid.UUID, version string, specs []recordSpec) (recs []governance.EvidenceRecord, unsynced bool, err error) {
+	if _, ok := c.cfg.Evidence.(evidence.UnsyncedAppender); !ok {
+		recs, err = c.appendRecords(ctx, chain, policyID, version, nil, specs...)
+		return recs, false, err
+	}
+	recs, err = c.applyRecords(ctx, chain, policyID, version, true, specs)
+	return recs, err == nil, err
+}
+
+// applyRecords builds the records of specs on the chain's head and appends
+// them under the chain's lock; unsynced asks an UnsyncedAppender for no
+// sync.
+func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID uuid.UUID, version string, unsynced bool, specs []recordSpec) ([]governance.EvidenceRecord, error) {
 	unlock := c.locks.lock(chain)
+	defer unlock()
 	head, err := c.cfg.Evidence.Head(ctx, chain)
 	if err != nil {
-		unlock()
 		return nil, err
 	}
 	recs := make([]governance.EvidenceRecord, 0, len(specs))
@@ -70,19 +99,20 @@ func (c *InvocationController) appendRecords(ctx context.Context, chain, policyI
 			PolicyID: policyID, PolicyVersion: version, Payload: s.payload, CreatedAt: now,
 		})
 		if err != nil {
-			unlock()
 			return nil, err
 		}
 		recs = append(recs, r)
 		head = r.Head()
 	}
-	_, err = evidence.AppendAll(ctx, c.cfg.Evidence, recs)
-	unlock()
-	if err != nil {
-		return nil, err
+	if unsynced {
+		return recs, c.cfg.Evidence.(evidence.UnsyncedAppender).AppendBatchUnsynced(ctx, recs)
 	}
+	_, err = evidence.AppendAll(ctx, c.cfg.Evidence, recs)
+	return recs, err
+}
+
+func (c *InvocationController) project(recs []governance.EvidenceRecord) {
 	for _, r := range recs {
 		c.cfg.Projector.Project(r)
 	}
-	return recs, nil
 }

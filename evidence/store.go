@@ -45,6 +45,21 @@ type BatchAppender interface {
 	AppendBatch(ctx context.Context, records []governance.EvidenceRecord) ([]governance.AppendReceipt, error)
 }
 
+// UnsyncedAppender is an optional capability of a durable store: apply a
+// batch now, in chain order, without waiting for it to be durable. The
+// batch is visible to Head and to the next append at once, and becomes
+// durable with the next synced append to the store, on any chain: the
+// store's log is a prefix on recovery, so a crash before that loses the
+// batch together with every later record of its chain, never one without
+// the other. Checks and errors are AppendBatch's.
+//
+// The controller applies an operation's POLICY_BOUND + OPERATION_STARTED
+// this way and its gate records synced: one WAL sync makes both durable
+// before any verdict is acted on, instead of two.
+type UnsyncedAppender interface {
+	AppendBatchUnsynced(ctx context.Context, records []governance.EvidenceRecord) error
+}
+
 // ErrBatchChains refuses a batch whose records are not all on one chain.
 var ErrBatchChains = errors.New("evidence: a batch must hold records of one chain")
 

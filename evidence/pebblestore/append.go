@@ -56,7 +56,7 @@ func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRe
 		}
 	}
 
-	b, err := s.applyLocked(chainID, records)
+	b, err := s.applyLocked(chainID, records, true)
 	if err != nil {
 		return nil, err
 	}
@@ -78,10 +78,33 @@ func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRe
 	return receipts, nil
 }
 
+// AppendBatchUnsynced implements evidence.UnsyncedAppender: AppendBatch's
+// checks and compare-and-append, applied to the WAL buffer and memtable
+// with no sync of its own; the next synced append's fsync covers it.
+func (s *Store) AppendBatchUnsynced(ctx context.Context, records []governance.EvidenceRecord) error {
+	if err := evidence.CheckRecords(ctx, records); err != nil || len(records) == 0 {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.closeMu.RUnlock()
+	if s.owned != nil {
+		if err := s.owned.ballast.check(); err != nil {
+			return err
+		}
+	}
+	b, err := s.applyLocked(records[0].ChainID, records, false)
+	if err != nil {
+		return err
+	}
+	return b.Close()
+}
+
 // applyLocked runs the compare-and-append under the chain's lock and
-// applies the batch without waiting for its sync. The caller must SyncWait
-// and Close the returned batch.
-func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceRecord) (*pebble.Batch, error) {
+// applies the batch; with sync, the WAL sync is requested but not awaited,
+// and the caller must SyncWait. The caller must Close the returned batch.
+func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceRecord, sync bool) (*pebble.Batch, error) {
 	// Encoding needs no lock: the records carry their own positions, and
 	// the batch is dropped if the position check below fails.
 	b := s.db.NewBatch()
@@ -114,7 +137,11 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 		_ = b.Close()
 		return nil, err
 	}
-	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+	apply := func() error { return s.db.ApplyNoSyncWait(b, pebble.Sync) }
+	if !sync {
+		apply = func() error { return s.db.Apply(b, pebble.NoSync) }
+	}
+	if err := apply(); err != nil {
 		// Pebble fails here only before the batch entered the commit
 		// pipeline (a failing pipeline is fatal, see logger.go).
 		_ = b.Close()

@@ -15,8 +15,9 @@ import (
 )
 
 var (
-	_ evidence.Store         = (*Store)(nil)
-	_ evidence.BatchAppender = (*Store)(nil)
+	_ evidence.Store            = (*Store)(nil)
+	_ evidence.BatchAppender    = (*Store)(nil)
+	_ evidence.UnsyncedAppender = (*Store)(nil)
 )
 
 // Store is a durable evidence.Store on Pebble. Every method is safe for

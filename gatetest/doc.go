@@ -1,6 +1,5 @@
-// Package gatetest owns gate test cases and their runner: the cases file
-// format (JSON or YAML) that lists requests, configurations and the verdict
-// each must get, and Run, which evaluates every case through a gate module
+// Package gatetest owns the gate test runner: Run evaluates every case of a
+// cases file (the format is package sdk/gatecases's) through a gate module
 // loaded by the host and reports pass / fail per case with a field-by-field
 // diff. `govhost test` is its command-line front end; the built-in gates'
 // tables (plugins/<name>/testdata/cases.json) and the examples' shared cases

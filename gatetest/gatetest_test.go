@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +11,7 @@ import (
 	"github.com/govhost/govhost/gatetest"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/internal/wasmfixtures"
+	"github.com/govhost/govhost/sdk/gatecases"
 )
 
 func newHost(t *testing.T) *host.Host {
@@ -57,7 +54,7 @@ cases:
 func TestRun_YAMLAndConfigPrecedence(t *testing.T) {
 	h := newHost(t)
 	m := load(t, h, wasmfixtures.Bytes("c_gate.wasm"))
-	f, err := gatetest.Parse([]byte(cGateCases), true)
+	f, err := gatecases.Parse([]byte(cGateCases), true)
 	require.NoError(t, err)
 	rep, err := gatetest.Run(context.Background(), h, m, f, gatetest.Options{})
 	require.NoError(t, err)
@@ -68,7 +65,7 @@ func TestRun_YAMLAndConfigPrecedence(t *testing.T) {
 	rep, err = gatetest.Run(context.Background(), h, m, f, gatetest.Options{Config: json.RawMessage(`{"deny_tool":"read"}`)})
 	require.NoError(t, err)
 	require.False(t, rep.Cases[0].Pass, "bash is allowed under --config")
-	require.Equal(t, []gatetest.Difference{
+	require.Equal(t, []gatecases.Difference{
 		{Field: "decision", Want: "deny", Got: "allow"},
 		{Field: "reason_code", Want: "cgate.tool_denied", Got: "cgate.allowed"},
 		{Field: "matched_rule", Want: "deny_tool", Got: ""},
@@ -81,7 +78,7 @@ func TestRun_YAMLAndConfigPrecedence(t *testing.T) {
 
 func TestReport_TextQuotesGuestText(t *testing.T) {
 	rep := gatetest.Report{File: "c.yaml", SHA256: "ab", Failed: 1, Cases: []gatetest.CaseResult{
-		{Name: "evil", Diff: []gatetest.Difference{{Field: "message", Want: "", Got: "\x1b[2Jgotcha\u202e"}}},
+		{Name: "evil", Diff: []gatecases.Difference{{Field: "message", Want: "", Got: "\x1b[2Jgotcha\u202e"}}},
 	}}
 	var b bytes.Buffer
 	require.NoError(t, rep.WriteText(&b))
@@ -101,7 +98,7 @@ func TestReport_TextQuotesGuestText(t *testing.T) {
 func TestRun_GuestFailureIsAVerdict(t *testing.T) {
 	h := newHost(t)
 	m := load(t, h, wasmfixtures.Bytes("trap.wasm"))
-	f, err := gatetest.Parse([]byte(`{"cases":[{"name":"trap","input":{"tool":"x"},"want":{"decision":"deny","reason_code":"gate.trap"}}]}`), false)
+	f, err := gatecases.Parse([]byte(`{"cases":[{"name":"trap","input":{"tool":"x"},"want":{"decision":"deny","reason_code":"gate.trap"}}]}`), false)
 	require.NoError(t, err)
 	rep, err := gatetest.Run(context.Background(), h, m, f, gatetest.Options{})
 	require.NoError(t, err)
@@ -113,60 +110,8 @@ func TestRun_ClosedHost(t *testing.T) {
 	h := newHost(t)
 	m := load(t, h, wasmfixtures.Bytes("allow.wasm"))
 	require.NoError(t, h.Close(context.Background()))
-	f, err := gatetest.Parse([]byte(`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a.b"}}]}`), false)
+	f, err := gatecases.Parse([]byte(`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a.b"}}]}`), false)
 	require.NoError(t, err)
 	_, err = gatetest.Run(context.Background(), h, m, f, gatetest.Options{})
 	require.ErrorIs(t, err, host.ErrClosed)
-}
-
-func TestParse_BadFiles(t *testing.T) {
-	for name, tc := range map[string]struct {
-		doc  string
-		yaml bool
-		want string
-	}{
-		"not json":          {`{"cases":`, false, "unexpected EOF"},
-		"not yaml":          {"cases: [", true, "YAML"},
-		"no cases":          {`{"cases":[]}`, false, "no cases"},
-		"unknown field":     {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a","mesage":"x"}}]}`, false, "unknown field"},
-		"bad decision":      {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"maybe","reason_code":"a"}}]}`, false, "want.decision"},
-		"bad reason":        {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"Not Valid"}}]}`, false, "want.reason_code"},
-		"duplicate":         {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}},{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}}]}`, false, "duplicate"},
-		"no name":           {`{"cases":[{"input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}}]}`, false, "no name"},
-		"no tool":           {`{"cases":[{"name":"a","want":{"decision":"allow","reason_code":"a"}}]}`, false, "input.tool"},
-		"config not object": {`{"config":[1],"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}}]}`, false, "config"},
-		"trailing":          {`{"cases":[{"name":"a","input":{"tool":"x"},"want":{"decision":"allow","reason_code":"a"}}]} {}`, false, "trailing"},
-		"non-string keys":   {"cases:\n  - {1: 2}\n", true, "YAML"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := gatetest.Parse([]byte(tc.doc), tc.yaml)
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tc.want)
-		})
-	}
-}
-
-func TestLoadFile(t *testing.T) {
-	dir := t.TempDir()
-	_, err := gatetest.LoadFile(filepath.Join(dir, "missing.json"))
-	var fe *gatetest.FileError
-	require.ErrorAs(t, err, &fe)
-	require.True(t, errors.Is(err, os.ErrNotExist))
-
-	doc := "cases:\n  - name: a\n    input: {tool: x}\n    want: {decision: allow, reason_code: a.ok}\n"
-	for _, name := range []string{"c.yaml", "c.yml", "c.cases"} {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(doc), 0o600))
-		f, err := gatetest.LoadFile(p)
-		require.NoError(t, err, name)
-		require.Equal(t, "a", f.Cases[0].Name)
-	}
-	p := filepath.Join(dir, "c.json")
-	require.NoError(t, os.WriteFile(p, []byte(doc), 0o600))
-	_, err = gatetest.LoadFile(p)
-	require.ErrorAs(t, err, &fe, "a .json file is read as JSON")
-	require.True(t, strings.HasSuffix(fe.Path, "c.json"))
-
-	_, err = gatetest.LoadFile(filepath.Join(dir, "c.yaml"))
-	require.NoError(t, err)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/sdk/gatecases"
 )
 
 // Options tune Run.
@@ -31,21 +32,14 @@ type Verdict struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
-// Difference is one field whose value is not the expected one.
-type Difference struct {
-	Field string `json:"field"`
-	Want  string `json:"want"`
-	Got   string `json:"got"`
-}
-
 // CaseResult is the outcome of one case. Error is the host's description of
 // a guest failure (host-written; it never contains guest text).
 type CaseResult struct {
-	Name  string       `json:"name"`
-	Pass  bool         `json:"pass"`
-	Got   Verdict      `json:"got"`
-	Diff  []Difference `json:"diff,omitempty"`
-	Error string       `json:"error,omitempty"`
+	Name  string                 `json:"name"`
+	Pass  bool                   `json:"pass"`
+	Got   Verdict                `json:"got"`
+	Diff  []gatecases.Difference `json:"diff,omitempty"`
+	Error string                 `json:"error,omitempty"`
 }
 
 // Report is the outcome of a cases file against one module.
@@ -66,7 +60,7 @@ func (r Report) OK() bool { return r.Failed == 0 && len(r.Cases) > 0 }
 // or a guest that fails, is not an error of Run: the case gets the deny the
 // host stands in with (host.DenyFor) and is compared like any verdict. Run
 // returns an error only when ctx ends or the host is closed.
-func Run(ctx context.Context, h *host.Host, m *host.Module, f File, opts Options) (Report, error) {
+func Run(ctx context.Context, h *host.Host, m *host.Module, f gatecases.File, opts Options) (Report, error) {
 	rep := Report{SHA256: m.Digest(), Cases: make([]CaseResult, 0, len(f.Cases))}
 	defaultConfig := opts.Config
 	if len(bytes.TrimSpace(defaultConfig)) == 0 {
@@ -97,7 +91,7 @@ func Run(ctx context.Context, h *host.Host, m *host.Module, f File, opts Options
 	return rep, nil
 }
 
-func runCase(ctx context.Context, h *host.Host, m *host.Module, c Case, defaultConfig json.RawMessage, gateID string) (CaseResult, error) {
+func runCase(ctx context.Context, h *host.Host, m *host.Module, c gatecases.Case, defaultConfig json.RawMessage, gateID string) (CaseResult, error) {
 	config := c.Config
 	if len(bytes.TrimSpace(config)) == 0 {
 		config = defaultConfig
@@ -106,7 +100,7 @@ func runCase(ctx context.Context, h *host.Host, m *host.Module, c Case, defaultC
 	var out abi.GateOutput
 	gate, err := h.Gate(ctx, m, config)
 	if err == nil {
-		out, err = gate.Evaluate(ctx, Input(c, gateID))
+		out, err = gate.Evaluate(ctx, gatecases.Input(c, gateID))
 	} else {
 		out = host.DenyFor(err)
 	}
@@ -117,47 +111,7 @@ func runCase(ctx context.Context, h *host.Host, m *host.Module, c Case, defaultC
 		res.Error = err.Error()
 	}
 	res.Got = Verdict{Decision: out.Decision, ReasonCode: out.ReasonCode, Message: out.Message, Detail: out.Detail, MatchedRule: out.MatchedRule, Arguments: out.Arguments}
-	res.Diff = Compare(c.Want, out)
+	res.Diff = gatecases.Compare(c.Want, out)
 	res.Pass = len(res.Diff) == 0
 	return res, nil
-}
-
-// Input is the GateInput a case sends: its input with the fields a case
-// may leave out filled in (gate_id, phase check, empty arguments).
-func Input(c Case, gateID string) abi.GateInput {
-	in := c.Input
-	in.ABIVersion = abi.Version
-	if in.GateID == "" {
-		in.GateID = gateID
-	}
-	if in.Phase == "" {
-		in.Phase = abi.PhaseCheck
-	}
-	if len(bytes.TrimSpace(in.Arguments)) == 0 || bytes.Equal(bytes.TrimSpace(in.Arguments), []byte("null")) {
-		in.Arguments = json.RawMessage(`{}`)
-	}
-	return in
-}
-
-// Compare lists the fields of got that differ from want, in a fixed order;
-// none means the case passes.
-func Compare(want Want, got abi.GateOutput) []Difference {
-	var diff []Difference
-	add := func(field, w, g string) {
-		if w != g {
-			diff = append(diff, Difference{Field: field, Want: w, Got: g})
-		}
-	}
-	add("decision", string(want.Decision), string(got.Decision))
-	add("reason_code", want.ReasonCode, got.ReasonCode)
-	for _, f := range []struct {
-		field string
-		want  *string
-		got   string
-	}{{"message", want.Message, got.Message}, {"detail", want.Detail, got.Detail}, {"matched_rule", want.MatchedRule, got.MatchedRule}} {
-		if f.want != nil {
-			add(f.field, *f.want, f.got)
-		}
-	}
-	return diff
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/govhost/govhost/gatetest"
 	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/sdk/gatecases"
 )
 
 func init() { register("", newTestCmd) }
@@ -55,9 +56,9 @@ func runTest(ctx context.Context, files []string, gateRef, config, digest, cache
 		}
 		opts.Config = raw
 	}
-	cases := make([]gatetest.File, 0, len(files))
+	cases := make([]gatecases.File, 0, len(files))
 	for _, path := range files {
-		f, err := gatetest.LoadFile(path)
+		f, err := gatecases.LoadFile(path)
 		if err != nil {
 			return usageError(err)
 		}

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/abi"
-	"github.com/govhost/govhost/gatetest"
 	"github.com/govhost/govhost/sdk"
+	"github.com/govhost/govhost/sdk/gatecases"
 )
 
 // TestSharedCases runs the examples' shared cases natively through the Go
@@ -15,7 +15,7 @@ import (
 // A configuration the gate refuses stands for the host's
 // gate.config_rejected deny, as in Wasm.
 func TestSharedCases(t *testing.T) {
-	f, err := gatetest.LoadFile("../egress.cases.json")
+	f, err := gatecases.LoadFile("../egress.cases.json")
 	require.NoError(t, err)
 	for _, c := range f.Cases {
 		config := c.Config
@@ -26,8 +26,8 @@ func TestSharedCases(t *testing.T) {
 		if err := sdk.Configure(config); err != nil {
 			got = abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: "gate.config_rejected"}
 		} else {
-			got = sdk.Evaluate(gatetest.Input(c, f.Gate))
+			got = sdk.Evaluate(gatecases.Input(c, f.Gate))
 		}
-		require.Empty(t, gatetest.Compare(c.Want, got), "%s: got %+v", c.Name, got)
+		require.Empty(t, gatecases.Compare(c.Want, got), "%s: got %+v", c.Name, got)
 	}
 }

@@ -12,23 +12,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/abi"
-	"github.com/govhost/govhost/gatetest"
+	"github.com/govhost/govhost/sdk/gatecases"
 )
 
 // File is a loaded table.
 type File struct {
-	gatetest.File
+	gatecases.File
 	Cases []Case
 }
 
 // Case is one row of the table.
-type Case struct{ gatetest.Case }
+type Case struct{ gatecases.Case }
 
-// Load reads the table at path (gatetest.LoadFile checks its shape and
+// Load reads the table at path (gatecases.LoadFile checks its shape and
 // unique case names) and checks that it is gate's.
 func Load(t testing.TB, path, gate string) File {
 	t.Helper()
-	f, err := gatetest.LoadFile(path)
+	f, err := gatecases.LoadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, gate, f.Gate, path)
 	out := File{File: f}
@@ -38,14 +38,14 @@ func Load(t testing.TB, path, gate string) File {
 	return out
 }
 
-// Check asserts that got is the verdict c wants (gatetest.Compare), and the
+// Check asserts that got is the verdict c wants (gatecases.Compare), and the
 // invariants every built-in check gate keeps: a decision of the closed set,
 // a model-facing message exactly when it does not allow, and arguments
 // never rewritten.
 func (c Case) Check(t testing.TB, got abi.GateOutput) {
 	t.Helper()
 	require.True(t, got.Decision.Valid(), "%s: decision %q", c.Name, got.Decision)
-	require.Empty(t, gatetest.Compare(c.Want, got), "%s: %s", c.Name, got.Detail)
+	require.Empty(t, gatecases.Compare(c.Want, got), "%s: %s", c.Name, got.Detail)
 	if got.Decision == abi.DecisionAllow {
 		require.Empty(t, got.Message, "%s: an allow carries no model-facing text", c.Name)
 	} else {

@@ -1,4 +1,10 @@
-package gatetest
+// Package gatecases owns the gate test cases format: a JSON or YAML file that
+// lists requests (GateInput), configurations and the verdict each must get.
+// Gate authors' own tests, the built-in gates' tables
+// (plugins/<name>/testdata/cases.json) and `govhost test` (package gatetest,
+// which runs a file through a module on the host) all read it here; Compare
+// is the one comparison of a verdict with an expectation.
+package gatecases
 
 import (
 	"bytes"
@@ -55,7 +61,7 @@ type FileError struct {
 	Err  error
 }
 
-func (e *FileError) Error() string { return "gatetest: " + e.Path + ": " + e.Err.Error() }
+func (e *FileError) Error() string { return "gatecases: " + e.Path + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
 // ErrNoCases is wrapped by the FileError of a file without cases.
@@ -152,4 +158,51 @@ func checkConfig(raw json.RawMessage) error {
 		return nil
 	}
 	return errors.New("must be a JSON object")
+}
+
+// Difference is one field whose value is not the expected one.
+type Difference struct {
+	Field string `json:"field"`
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+}
+
+// Input is the GateInput a case sends: its input with the fields a case
+// may leave out filled in (gate_id, phase check, empty arguments).
+func Input(c Case, gateID string) abi.GateInput {
+	in := c.Input
+	in.ABIVersion = abi.Version
+	if in.GateID == "" {
+		in.GateID = gateID
+	}
+	if in.Phase == "" {
+		in.Phase = abi.PhaseCheck
+	}
+	if len(bytes.TrimSpace(in.Arguments)) == 0 || bytes.Equal(bytes.TrimSpace(in.Arguments), []byte("null")) {
+		in.Arguments = json.RawMessage(`{}`)
+	}
+	return in
+}
+
+// Compare lists the fields of got that differ from want, in a fixed order;
+// none means the case passes.
+func Compare(want Want, got abi.GateOutput) []Difference {
+	var diff []Difference
+	add := func(field, w, g string) {
+		if w != g {
+			diff = append(diff, Difference{Field: field, Want: w, Got: g})
+		}
+	}
+	add("decision", string(want.Decision), string(got.Decision))
+	add("reason_code", want.ReasonCode, got.ReasonCode)
+	for _, f := range []struct {
+		field string
+		want  *string
+		got   string
+	}{{"message", want.Message, got.Message}, {"detail", want.Detail, got.Detail}, {"matched_rule", want.MatchedRule, got.MatchedRule}} {
+		if f.want != nil {
+			add(f.field, *f.want, f.got)
+		}
+	}
+	return diff
 }

@@ -158,3 +158,22 @@ func (d *Dialect) EventKind(event string) Kind {
 	}
 	return KindObserve
 }
+
+// PreToolEvent is the dialect's general pre-tool event name (PreToolUse,
+// BeforeTool, preToolUse): what an unreadable hook input is answered as,
+// since it is blocked as a tool call would be.
+func (d *Dialect) PreToolEvent() string {
+	var names []string
+	for _, f := range d.Formats {
+		for name, spec := range f.Events {
+			if spec.Kind == KindPreTool && spec.Tool == "" && !spec.MCPServerless {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}

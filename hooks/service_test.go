@@ -56,7 +56,7 @@ var (
 
 // engine opens one engine for the package's tests (loading the gates is
 // the slow part) with the workspace policy active.
-func engine(t *testing.T) (*govhost.Engine, governance.PolicySnapshot, string) {
+func engine(t testing.TB) (*govhost.Engine, governance.PolicySnapshot, string) {
 	t.Helper()
 	engineOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "govhost-hooks-test-")
@@ -112,7 +112,7 @@ func engine(t *testing.T) (*govhost.Engine, governance.PolicySnapshot, string) {
 	return sharedEng, sharedSnap, sharedWS
 }
 
-func newRig(t *testing.T, mode hooks.ApprovalMode) *rig {
+func newRig(t testing.TB, mode hooks.ApprovalMode) *rig {
 	t.Helper()
 	eng, snap, ws := engine(t)
 	broker := controller.NewApprovalBroker(false)

@@ -83,6 +83,7 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"host":       {"abi", "governance", "host"},
 		"agents":     {"governance", "controller", "agents"},
 		"hooks":      {"agents", "controller", "governance", "abi", "hooks"},
+		"hookclient": {"agents", "hooks", "hookclient"},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {

@@ -33,10 +33,13 @@ func NextRecord(head ChainHead, spec RecordSpec) (EvidenceRecord, error) {
 	if payload == nil {
 		payload = map[string]any{}
 	}
-	text, err := Canonical(payload)
+	bp := chainBufPool.Get().(*[]byte)
+	defer chainBufPool.Put(bp)
+	text, err := AppendCanonical((*bp)[:0], payload)
 	if err != nil {
 		return EvidenceRecord{}, err
 	}
+	*bp = text
 	if len(text) == 0 || text[0] != '{' {
 		return EvidenceRecord{}, &ValidationError{Field: "payload", Reason: "must be an object"}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,7 +91,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return nil, &CanonicalError{Reason: "bytes are not approved (encode them first, e.g. as a digest)"}
 	case uuid.UUID:
 		dst = append(dst, '"')
-		dst = append(dst, x.String()...)
+		dst = appendUUID(dst, x)
 		return append(dst, '"'), nil
 	case uuid.NullUUID:
 		if !x.Valid {
@@ -129,11 +130,12 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var small [16]string // a record payload's keys fit: no allocation
+		keys := small[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		slices.Sort(keys)
 		dst = append(dst, '{')
 		for i, k := range keys {
 			if i > 0 {

@@ -3,6 +3,7 @@ package abi
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -188,4 +189,28 @@ func FuzzDecodeGateOutput(f *testing.F) {
 			require.Equal(t, std, ours)
 		}
 	})
+}
+
+// TestDecode_NestingLimit: the decoders refuse exactly the nesting
+// encoding/json refuses (10 000 levels, counting the document itself), in
+// arguments of inputs and outputs and in unknown fields.
+func TestDecode_NestingLimit(t *testing.T) {
+	for _, levels := range []int{9999, 10000, 10001, 10002} {
+		nest := strings.Repeat("[", levels-2) + strings.Repeat("]", levels-2)
+		for _, doc := range []string{
+			`{"decision":"allow","reason_code":"a","arguments":{"a":` + nest + `}}`,
+			`{"decision":"allow","reason_code":"a","unknown":{"a":` + nest + `}}`,
+		} {
+			var v any
+			wantErr := json.Unmarshal([]byte(doc), &v) != nil
+			var out GateOutput
+			require.Equal(t, wantErr, DecodeGateOutput([]byte(doc), &out) != nil, "output, %d levels", levels)
+		}
+		doc := `{"tool":"x","arguments":{"a":` + nest + `}}`
+		var v any
+		wantErr := json.Unmarshal([]byte(doc), &v) != nil
+		var in GateInput
+		require.Equal(t, wantErr, DecodeGateInput([]byte(doc), &in) != nil, "input, %d levels", levels)
+		require.Equal(t, levels > 10000, wantErr)
+	}
 }

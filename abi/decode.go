@@ -20,7 +20,7 @@ import (
 // values do not have the types of the wire structs.
 var ErrSyntax = errors.New("abi: invalid JSON document")
 
-const maxDepth = 10000 // as encoding/json
+const maxDepth = 10000 // nesting of objects and arrays, counting the document itself, as encoding/json
 
 // DecodeGateInput parses a GateInput JSON document into in, as
 // json.Unmarshal into a zero GateInput would, with one allocation for all
@@ -58,7 +58,7 @@ func DecodeGateInput(data []byte, in *GateInput) error {
 			return d.str(&in.Workspace)
 		case "arguments":
 			start := d.i
-			if err := d.skip(0); err != nil {
+			if err := d.skip(); err != nil {
 				return err
 			}
 			in.Arguments = unsafe.Slice(unsafe.StringData(d.s[start:d.i]), d.i-start)
@@ -86,7 +86,7 @@ func DecodeGateInput(data []byte, in *GateInput) error {
 		case "context":
 			return d.context(&in.Context, actor)
 		}
-		return d.skip(0)
+		return d.skip()
 	})
 	if err != nil {
 		return err
@@ -118,13 +118,13 @@ func DecodeGateOutput(data []byte, out *GateOutput) error {
 			return d.str(&out.MatchedRule)
 		case "arguments":
 			start := d.i
-			if err := d.skip(0); err != nil {
+			if err := d.skip(); err != nil {
 				return err
 			}
 			out.Arguments = unsafe.Slice(unsafe.StringData(d.s[start:d.i]), d.i-start)
 			return nil
 		}
-		return d.skip(0)
+		return d.skip()
 	})
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func DecodeGateOutput(data []byte, out *GateOutput) error {
 func ValidJSON(b []byte) bool {
 	d := decoder{s: unsafe.String(unsafe.SliceData(b), len(b))}
 	d.ws()
-	return d.skip(0) == nil && d.end() == nil
+	return d.skip() == nil && d.end() == nil
 }
 
 func (d *decoder) pathFact(p *PathFact) error {
@@ -159,7 +159,7 @@ func (d *decoder) pathFact(p *PathFact) error {
 		case "nearest_existing":
 			return d.str(&p.NearestExisting)
 		}
-		return d.skip(0)
+		return d.skip()
 	})
 }
 
@@ -198,7 +198,7 @@ func (d *decoder) context(c *OperationInfo, scratch *ActorRef) error {
 				case "id":
 					return d.str(&a.ID)
 				}
-				return d.skip(0)
+				return d.skip()
 			})
 		case "metadata":
 			if d.literal("null") {
@@ -220,15 +220,16 @@ func (d *decoder) context(c *OperationInfo, scratch *ActorRef) error {
 				return nil
 			})
 		}
-		return d.skip(0)
+		return d.skip()
 	})
 }
 
 // decoder is a JSON scanner over one string; every string it returns is a
 // substring of s unless it had escapes.
 type decoder struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int // objects and arrays open around the current position
 }
 
 func (d *decoder) syntax() error { return ErrSyntax }
@@ -267,8 +268,18 @@ func (d *decoder) literal(lit string) bool {
 
 // object parses an object, calling member with each key after consuming
 // the colon and the whitespace before the value; member must consume the
-// value.
+// value. Like every container it counts toward maxDepth.
 func (d *decoder) object(member func(key string) error) error {
+	if d.depth >= maxDepth {
+		return d.syntax()
+	}
+	d.depth++
+	err := d.objectBody(member)
+	d.depth--
+	return err
+}
+
+func (d *decoder) objectBody(member func(key string) error) error {
 	if d.peek() != '{' {
 		return d.syntax()
 	}
@@ -307,8 +318,19 @@ func (d *decoder) object(member func(key string) error) error {
 }
 
 // array parses an array, calling elem with the whitespace before each
-// element skipped; elem must consume the element.
+// element skipped; elem must consume the element. Like every container it
+// counts toward maxDepth.
 func (d *decoder) array(elem func() error) error {
+	if d.depth >= maxDepth {
+		return d.syntax()
+	}
+	d.depth++
+	err := d.arrayBody(elem)
+	d.depth--
+	return err
+}
+
+func (d *decoder) arrayBody(elem func() error) error {
 	if d.peek() != '[' {
 		return d.syntax()
 	}
@@ -533,15 +555,12 @@ func (d *decoder) number() error {
 }
 
 // skip consumes and validates any JSON value.
-func (d *decoder) skip(depth int) error {
-	if depth > maxDepth {
-		return d.syntax()
-	}
+func (d *decoder) skip() error {
 	switch c := d.peek(); {
 	case c == '{':
-		return d.object(func(string) error { return d.skip(depth + 1) })
+		return d.object(func(string) error { return d.skip() })
 	case c == '[':
-		return d.array(func() error { return d.skip(depth + 1) })
+		return d.array(func() error { return d.skip() })
 	case c == '"':
 		return d.skipStr()
 	case c == 't':

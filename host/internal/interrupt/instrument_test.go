@@ -1,7 +1,9 @@
 package interrupt
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,4 +86,28 @@ func TestImportsModule(t *testing.T) {
 	require.False(t, no)
 	_, err = ImportsModule([]byte("nope"), "x")
 	require.ErrorIs(t, err, ErrUnsupported)
+}
+
+// BenchmarkInstrument: the pass is linear in the module's size (compare
+// ns/op across loops=; the compile that follows is not: see host's
+// TestLoad_Timeout).
+func BenchmarkInstrument(b *testing.B) {
+	for _, n := range []int{1000, 10_000, 100_000} {
+		body := append([]byte{0}, bytes.Repeat([]byte{0x03, 0x40, 0x0b}, n)...)
+		body = append(body, 0x0b)
+		m := []byte("\x00asm\x01\x00\x00\x00")
+		m = append(m, 1, 4, 1, 0x60, 0, 0, 3, 2, 1, 0, 5, 3, 1, 0, 1)
+		code := appendU32([]byte{1}, uint32(len(body)))
+		code = append(code, body...)
+		m = appendU32(append(m, 10), uint32(len(code)))
+		m = append(m, code...)
+		b.Run(fmt.Sprintf("loops=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(m)))
+			for i := 0; i < b.N; i++ {
+				if _, err := Instrument(m, Options{MemoryCapBytes: 1 << 25}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

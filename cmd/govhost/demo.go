@@ -132,7 +132,7 @@ func demo(ctx context.Context, dataDir string, out, progress io.Writer) error {
 			case err == nil:
 				fmt.Fprintf(out, "  allow  %-5s %s\n", s.tool, s.args)
 			case errors.As(err, &denied):
-				fmt.Fprintf(out, "  deny   %-5s %s\n         %s (%s)\n", s.tool, s.args, denied.ReasonCode, denied.Message)
+				fmt.Fprintf(out, "  deny   %-5s %s\n         %s (%s)\n", s.tool, s.args, denied.ReasonCode, abi.DisplayText(denied.Message))
 			default:
 				return err
 			}

@@ -165,10 +165,16 @@ func printPluginReport(w io.Writer, r pluginReport) {
 			abiText = fmt.Sprintf("%s, version %d", r.Kind, r.ABIVersion)
 		}
 		fmt.Fprintf(w, "abi:      %s\n", abiText)
-		fmt.Fprintf(w, "exports:  %s\n", strings.Join(r.Exports, ", "))
+		exports := make([]string, len(r.Exports))
+		for i, e := range r.Exports {
+			exports[i] = abi.DisplayText(e) // export names are the guest's
+		}
+		fmt.Fprintf(w, "exports:  %s\n", strings.Join(exports, ", "))
 	}
 	if d := r.Description; d != nil {
-		fmt.Fprintf(w, "gate:     %s %s: %s\n", d.Name, d.Version, d.Summary)
+		// The description is guest text: escaped, it cannot clear the
+		// terminal or forge a "result:" line.
+		fmt.Fprintf(w, "gate:     %s %s: %s\n", abi.DisplayText(d.Name), abi.DisplayText(d.Version), abi.DisplayText(d.Summary))
 	}
 	for _, s := range r.Smoke {
 		fmt.Fprintf(w, "smoke:    %-6s -> %s %s (%d µs)\n", s.Tool, s.Decision, s.ReasonCode, s.Micros)

@@ -118,3 +118,28 @@ func TestPluginCheck_Usage(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginCheck_EscapesGuestText: a description carrying escape
+// sequences, a carriage return, a bidi override and a newline that forges a
+// "result:" line reaches the terminal escaped: no control character is
+// printed and the only result line is the host's.
+func TestPluginCheck_EscapesGuestText(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", checkArgs(fixtureFile(t, "describe_inject.wasm"))...)
+	if code != exitOK {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, r := range stdout {
+		if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u202e') {
+			t.Fatalf("control character %U printed:\n%q", r, stdout)
+		}
+	}
+	results := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "result:") {
+			results++
+		}
+	}
+	if results != 1 || !strings.Contains(stdout, `gate:     "evil\x1b[2J" "1\nresult:   valid gate"`) {
+		t.Fatalf("guest text not escaped:\n%s", stdout)
+	}
+}

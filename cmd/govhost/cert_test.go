@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// demoTask runs the demo in a fresh data directory and returns it and the
+// task id of its certificate.
+func demoTask(t *testing.T) (string, string) {
+	t.Helper()
+	data := filepath.Join(t.TempDir(), "data")
+	code, stdout, stderr := runCLI(t, "", "demo", "--data", data)
+	require.Equal(t, exitOK, code, stderr)
+	i := strings.Index(stdout, `"task_boundary_id": "`)
+	require.GreaterOrEqual(t, i, 0, stdout)
+	return data, stdout[i+len(`"task_boundary_id": "`) : i+len(`"task_boundary_id": "`)+36]
+}
+
+func verifyReport(t *testing.T, wantCode int, args ...string) map[string]any {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "", append([]string{"cert", "verify"}, args...)...)
+	require.Equal(t, wantCode, code, "stdout %s stderr %s", stdout, stderr)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	return rep
+}
+
+func TestCert_BundleVerifyKeyRotate(t *testing.T) {
+	data, task := demoTask(t)
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	log := filepath.Join(t.TempDir(), "checkpoints.log")
+	code, _, stderr := runCLI(t, "", "cert", "bundle", "--data", data, "--task", task, "--out", bundle, "--checkpoint-log", log)
+	require.Equal(t, exitOK, code, stderr)
+	code, vkey, stderr := runCLI(t, "", "cert", "key", "show", "--data", data)
+	require.Equal(t, exitOK, code, stderr)
+	vkey = strings.TrimSpace(vkey)
+	info, err := os.Stat(filepath.Join(data, "keys", "signing.key"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	rep := verifyReport(t, exitOK, bundle)
+	require.Equal(t, false, rep["authenticated"])
+	require.Contains(t, rep["checkpoint"], "unauthenticated")
+	rep = verifyReport(t, exitOK, bundle, "--key", vkey, "--checkpoints", log)
+	require.Equal(t, true, rep["authenticated"])
+	require.Equal(t, "FULL", rep["process_grade"])
+	// The parts one by one.
+	verifyReport(t, exitOK, "--cert", filepath.Join(bundle, "certificate.json"), "--chain", filepath.Join(bundle, "chain.jsonl"), "--policy", filepath.Join(bundle, "policy.json"))
+
+	// Rotation: the new key signs from now on; the old bundle verifies
+	// with the old key only.
+	code, newKey, _ := runCLI(t, "", "cert", "key", "rotate", "--data", data)
+	require.Equal(t, exitOK, code)
+	newKey = strings.TrimSpace(newKey)
+	require.NotEqual(t, vkey, newKey)
+	verifyReport(t, exitOK, bundle, "--key", vkey)
+	rep = verifyReport(t, exitInvalid, bundle, "--key", newKey)
+	require.Equal(t, "checkpoint", rep["rule"])
+	code, all, _ := runCLI(t, "", "cert", "key", "show", "--all", "--data", data)
+	require.Equal(t, exitOK, code)
+	require.Equal(t, newKey+"\n"+vkey+"\n", all)
+
+	// An edited certificate, a forged chain line.
+	edited := filepath.Join(t.TempDir(), "edited")
+	require.NoError(t, os.CopyFS(edited, os.DirFS(bundle)))
+	cert := filepath.Join(edited, "certificate.json")
+	b, _ := os.ReadFile(cert)
+	require.NoError(t, os.WriteFile(cert, []byte(strings.Replace(string(b), `"hard_deny":3`, `"hard_deny":0`, 1)), 0o644))
+	rep = verifyReport(t, exitInvalid, edited)
+	require.Equal(t, "gate_summary", rep["rule"])
+
+	forged := filepath.Join(t.TempDir(), "forged")
+	require.NoError(t, os.CopyFS(forged, os.DirFS(bundle)))
+	chain := filepath.Join(forged, "chain.jsonl")
+	b, _ = os.ReadFile(chain)
+	out := strings.Replace(string(b), `"record_type":"operation_denied"`, `"record_type":"callable_completed","Record_Type":"operation_denied"`, 1)
+	require.NotEqual(t, string(b), out)
+	require.NoError(t, os.WriteFile(chain, []byte(out), 0o644))
+	code, _, stderr = runCLI(t, "", "cert", "verify", forged)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, "line ")
+	require.Contains(t, stderr, "Record_Type")
+
+	// An unknown task, an unreadable bundle.
+	code, _, _ = runCLI(t, "", "cert", "bundle", "--data", data, "--task", "00000000-0000-4000-8000-000000000000", "--out", filepath.Join(t.TempDir(), "x"))
+	require.Equal(t, exitInvalid, code)
+	code, _, _ = runCLI(t, "", "cert", "verify", filepath.Join(t.TempDir(), "missing"))
+	require.Equal(t, exitUsage, code)
+}

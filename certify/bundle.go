@@ -51,8 +51,10 @@ type BundleError struct {
 	Err  error
 }
 
-func (e *BundleError) Error() string         { return fmt.Sprintf("certify: bundle file %s: %v", e.File, e.Err) }
-func (e *BundleError) Unwrap() error         { return e.Err }
+func (e *BundleError) Error() string {
+	return fmt.Sprintf("certify: bundle file %s: %v", e.File, e.Err)
+}
+func (e *BundleError) Unwrap() error        { return e.Err }
 func (e *BundleError) Is(target error) bool { return target == ErrBundle }
 
 // WriteBundle writes b into dir (created if needed; existing bundle files

@@ -89,6 +89,7 @@ func TestGateOutput_RoundTrip(t *testing.T) {
 	for _, out := range []GateOutput{
 		{Decision: DecisionAllow, ReasonCode: "a.b"},
 		{Decision: DecisionDeny, ReasonCode: "x", Detail: "d \"q\" \n", Message: "m", MatchedRule: "r", Arguments: json.RawMessage(`{"a":[1]}`)},
+		{Decision: DecisionRequireApproval, ReasonCode: "y", Message: "approval required: w", DenyMessage: "permission denied: w is not allowed"},
 	} {
 		b, err := AppendGateOutput(nil, &out)
 		require.NoError(t, err)
@@ -118,7 +119,7 @@ var inputKeys = [][]byte{[]byte("abi_version"), []byte("gate_id"), []byte("phase
 	[]byte("action"), []byte("arguments"), []byte("argument_order"), []byte("cwd"), []byte("workspace"), []byte("paths"), []byte("context"),
 	[]byte("arg"), []byte("raw"), []byte("resolved"), []byte("exists"), []byte("kind"), []byte("nearest_existing"),
 	[]byte("operation_id"), []byte("actor"), []byte("id"), []byte("run_id"), []byte("agent_name"), []byte("tool_call_id"),
-	[]byte("metadata"), []byte("decision"), []byte("reason_code"), []byte("detail"), []byte("message"), []byte("matched_rule")}
+	[]byte("metadata"), []byte("decision"), []byte("reason_code"), []byte("detail"), []byte("message"), []byte("matched_rule"), []byte("deny_message")}
 
 // caseFolded reports whether data may hold a key that encoding/json would
 // match case-insensitively (or through a Unicode fold) but we would not.

@@ -116,6 +116,8 @@ func DecodeGateOutput(data []byte, out *GateOutput) error {
 			return d.str(&out.Message)
 		case "matched_rule":
 			return d.str(&out.MatchedRule)
+		case "deny_message":
+			return d.str(&out.DenyMessage)
 		case "arguments":
 			start := d.i
 			if err := d.skip(); err != nil {

@@ -105,6 +105,7 @@ func AppendGateOutput(dst []byte, out *GateOutput) ([]byte, error) {
 	dst = appendOptional(dst, "detail", out.Detail)
 	dst = appendOptional(dst, "message", out.Message)
 	dst = appendOptional(dst, "matched_rule", out.MatchedRule)
+	dst = appendOptional(dst, "deny_message", out.DenyMessage)
 	if len(out.Arguments) > 0 {
 		dst = append(dst, `,"arguments":`...)
 		var err error

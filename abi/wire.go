@@ -127,6 +127,12 @@ type GateOutput struct {
 	Message string `json:"message,omitempty"`
 	// MatchedRule is the rule that decided, when the gate is rule based.
 	MatchedRule string `json:"matched_rule,omitempty"`
+	// DenyMessage, with require_approval, is the model-facing text shown
+	// when the approver denies (AgentLane renders a denied approval as
+	// "permission denied: write is not allowed for `…`", not as the
+	// approval-required text). Empty: the host says
+	// "permission denied: <tool> is not allowed".
+	DenyMessage string `json:"deny_message,omitempty"`
 	// Arguments, when present, replaces the tool's arguments. Only honoured
 	// for bindings marked as transforms.
 	Arguments json.RawMessage `json:"arguments,omitempty"`

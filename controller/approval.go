@@ -34,11 +34,21 @@ type ApprovalRequest struct {
 
 // ApprovalDecision answers an approval request. Only DecisionAllow
 // approves; anything else (deny, require_approval again, an unknown value)
-// denies. Approver and DecidedAt are recorded in evidence.
+// denies. Approver and DecidedAt are recorded in evidence. The text the
+// agent then sees is AgentLane's: Reason when set; else, for
+// require_approval (the original decision, e.g. a host timeout), the
+// gate's approval-required text; else the gate's deny text for the request
+// (abi.GateOutput.DenyMessage, or "permission denied: <tool> is not
+// allowed").
 type ApprovalDecision struct {
 	Decision  abi.Decision
 	Approver  *governance.ActorRef
 	DecidedAt time.Time
+	// Reason, when not blank, is the model-facing text of a decision that
+	// does not allow, verbatim (AgentLane: "when a decision carries a
+	// reason, that reason is the text"). Shown to the agent, never
+	// recorded in evidence.
+	Reason string
 	// Arguments, with an allow, replaces the call's arguments (a JSON
 	// object): ADR-0086's "a dict replaces the arguments". Every check gate
 	// then runs again on them; the gate that asked is not asked again for

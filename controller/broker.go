@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"sync"
@@ -143,16 +144,28 @@ func (b *ApprovalBroker) Pending() []BrokeredApproval {
 // Resolve answers a pending request and reports whether id was pending.
 // Any decision is accepted; only allow approves. approver is recorded.
 func (b *ApprovalBroker) Resolve(id string, decision abi.Decision, approver *governance.ActorRef) bool {
+	return b.ResolveDecision(id, ApprovalDecision{Decision: decision, Approver: approver})
+}
+
+// ResolveDecision answers a pending request with a whole decision — with a
+// Reason to show the agent, or replacement Arguments with an allow — and
+// reports whether id was pending. DecidedAt defaults to now.
+func (b *ApprovalBroker) ResolveDecision(id string, d ApprovalDecision) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	a := b.drop(id)
 	if a == nil {
 		return false
 	}
-	d := ApprovalDecision{Decision: decision, DecidedAt: time.Now().UTC()}
-	if approver != nil {
-		who := *approver
+	if d.DecidedAt.IsZero() {
+		d.DecidedAt = time.Now().UTC()
+	}
+	if d.Approver != nil {
+		who := *d.Approver
 		d.Approver = &who
+	}
+	if len(d.Arguments) > 0 {
+		d.Arguments = append(json.RawMessage(nil), d.Arguments...)
 	}
 	a.Status, a.Final = ApprovalResolved, &d
 	b.emit(BrokerEvent{Kind: ApprovalResolved, Approval: a.BrokeredApproval})

@@ -33,7 +33,9 @@ type Call struct {
 	// defaults; an empty, non-nil list means the call has no path argument.
 	PathArgs []string
 	// RunID, AgentName, ToolCallID and Metadata are passed to gates and to
-	// approval callbacks as request context; they are not evidence.
+	// approval callbacks as request context; they are not evidence. They
+	// are merged with the task's ExecutionContext (TaskOptions.Context):
+	// the call's values win, metadata key by key.
 	RunID      string
 	AgentName  string
 	ToolCallID string
@@ -208,6 +210,45 @@ func NewGateInput(call Call, args Arguments, facts []abi.PathFact, gateID string
 		ArgumentOrder: args.Order, Cwd: call.Cwd, Paths: facts,
 		Context: abi.OperationInfo{RunID: call.RunID, AgentName: call.AgentName, ToolCallID: call.ToolCallID, Metadata: call.Metadata},
 	}
+}
+
+// ExecutionContext is the framework correlation a caller attaches to a
+// task's calls (AgentLane's ToolExecutionContext): run, agent and tool-call
+// ids and app-defined metadata. It is request context for gates and
+// approvers, never evidence.
+type ExecutionContext struct {
+	RunID      string
+	AgentName  string
+	ToolCallID string
+	Metadata   map[string]string
+}
+
+// withContext merges x into the call's request fields the way AgentLane's
+// evaluate_tool_permission merges a context into a request: the call's
+// run_id, agent_name and tool_call_id are kept unless empty, and metadata
+// is x's map overlaid by the call's ("request metadata winning on key
+// conflicts"). The call's own map is not modified.
+func (c Call) withContext(x ExecutionContext) Call {
+	if c.RunID == "" {
+		c.RunID = x.RunID
+	}
+	if c.AgentName == "" {
+		c.AgentName = x.AgentName
+	}
+	if c.ToolCallID == "" {
+		c.ToolCallID = x.ToolCallID
+	}
+	if len(x.Metadata) > 0 {
+		merged := make(map[string]string, len(x.Metadata)+len(c.Metadata))
+		for k, v := range x.Metadata {
+			merged[k] = v
+		}
+		for k, v := range c.Metadata {
+			merged[k] = v
+		}
+		c.Metadata = merged
+	}
+	return c
 }
 
 func operationInfo(call Call, opctx governance.OperationContext) abi.OperationInfo {

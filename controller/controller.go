@@ -41,10 +41,11 @@ type InvocationController struct {
 	cfg        Config
 	locks      chainLocks
 	exceptions exceptionBook
-	// workspaces maps an open task's id to its resolved workspace root, so
-	// operations run with that task's contexts (Invoke, Authorize) see it.
-	workspaces sync.Map
-	permits    permitBook
+	// openTasks maps an open task's id to its *Task, so operations run with
+	// that task's contexts (Invoke, Authorize) see its workspace and
+	// execution context.
+	openTasks sync.Map
+	permits   permitBook
 
 	mu      sync.Mutex
 	manager *Manager

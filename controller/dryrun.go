@@ -14,6 +14,9 @@ type DryRunOptions struct {
 	// none, so a "$workspace" policy answers as it would in a task without
 	// one.
 	Workspace string
+	// Context is the task's execution context to assume
+	// (TaskOptions.Context), merged into the call's request fields.
+	Context ExecutionContext
 	// PathFacts resolves the cwd and path arguments; nil passes none.
 	PathFacts PathResolver
 	// EveryTool runs every binding whatever its tool ids (one gate tried on
@@ -52,6 +55,7 @@ type DryRunResult struct {
 // path arguments that cannot be resolved, a workspace that is not
 // absolute): the call could not run.
 func DryRun(ctx context.Context, gates GateProvider, snap governance.PolicySnapshot, call Call, opts DryRunOptions) (DryRunResult, error) {
+	call = call.withContext(opts.Context)
 	args, err := ParseArguments(call.Arguments)
 	if err != nil {
 		return DryRunResult{}, err

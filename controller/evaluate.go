@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/govhost/govhost/abi"
@@ -174,6 +175,7 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 	}
 	if d.Decision != abi.DecisionAllow {
 		extra["approval"] = "rejected"
+		denied.message = approvalText(op.call.Tool, out, d)
 		return denied, extra
 	}
 	extra["approval"] = "approved"
@@ -193,6 +195,22 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 		op.recheck = true
 	}
 	return res, extra
+}
+
+// approvalText is the model-facing text of an approval the approver did
+// not grant, as AgentLane's format_tool_permission_result renders the
+// callback's decision: its reason when not blank (verbatim); the approval
+// text when it answered require_approval again; the deny text otherwise.
+func approvalText(tool string, out abi.GateOutput, d ApprovalDecision) string {
+	switch {
+	case strings.TrimSpace(d.Reason) != "":
+		return d.Reason
+	case d.Decision == abi.DecisionRequireApproval:
+		return out.Message
+	case out.DenyMessage != "":
+		return out.DenyMessage
+	}
+	return "permission denied: " + tool + " is not allowed"
 }
 
 // pathFacts resolves the cwd and the current arguments' path facts once per

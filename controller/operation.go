@@ -53,10 +53,13 @@ func (op *operation) opID() uuid.NullUUID {
 
 func newOperation(c *InvocationController, call Call, opctx governance.OperationContext, t *Task) *operation {
 	op := &operation{c: c, call: call, ctx: opctx, task: t, approvedArgs: map[string]string{}}
-	if t != nil {
-		op.workspace = t.workspace
-	} else {
-		op.workspace = c.workspaceOf(opctx.TaskBoundaryID)
+	from := t
+	if from == nil {
+		from = c.openTask(opctx.TaskBoundaryID)
+	}
+	if from != nil {
+		op.workspace = from.workspace
+		op.call = call.withContext(from.opts.Context)
 	}
 	return op
 }

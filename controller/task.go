@@ -33,6 +33,11 @@ type TaskOptions struct {
 	// policy ("$workspace" in pathguard) serves every project. Empty: the
 	// task has none, and a gate that needs one denies.
 	Workspace string
+	// Context is the correlation every call of the task carries (run and
+	// agent ids, app metadata), merged into each call's own request
+	// fields, the call winning (AgentLane: "request metadata winning on key
+	// conflicts"). Gates and approvers see the merged values.
+	Context ExecutionContext
 }
 
 // Task is an open task boundary: one evidence chain, one policy pin. Its
@@ -81,9 +86,14 @@ func (c *InvocationController) OpenTask(ctx context.Context, opts TaskOptions) (
 		ctl: c, id: uuid.New(), chain: uuid.New(), digest: snap.Digest(), opts: opts, workspace: workspace,
 		pin: PolicyPin{PolicyID: opts.PolicyID, Version: opts.Version}, openedAt: c.now().UTC().Truncate(time.Microsecond),
 	}
-	if workspace != "" {
-		c.workspaces.Store(t.id, workspace)
+	if len(opts.Context.Metadata) > 0 {
+		md := make(map[string]string, len(opts.Context.Metadata))
+		for k, v := range opts.Context.Metadata {
+			md[k] = v
+		}
+		t.opts.Context.Metadata = md
 	}
+	c.openTasks.Store(t.id, t)
 	return t, nil
 }
 
@@ -106,13 +116,12 @@ func resolveWorkspace(resolve PathResolver, ws string) (string, error) {
 	return resolved, nil
 }
 
-// workspaceOf returns the resolved workspace of an open task ("" when the
-// task names none or is not open in this controller).
-func (c *InvocationController) workspaceOf(task uuid.UUID) string {
-	if ws, ok := c.workspaces.Load(task); ok {
-		return ws.(string)
+// openTask returns a task open in this controller, or nil.
+func (c *InvocationController) openTask(id uuid.UUID) *Task {
+	if t, ok := c.openTasks.Load(id); ok {
+		return t.(*Task)
 	}
-	return ""
+	return nil
 }
 
 // ID returns the task boundary id, stable from open.
@@ -184,7 +193,7 @@ func (t *Task) Close(ctx context.Context) (governance.ClosedTaskBoundary, error)
 		return governance.ClosedTaskBoundary{}, &governance.GovernanceEvidenceError{Err: err}
 	}
 	t.closed = true
-	t.ctl.workspaces.Delete(t.id)
+	t.ctl.openTasks.Delete(t.id)
 	return b, nil
 }
 

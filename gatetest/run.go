@@ -28,6 +28,7 @@ type Verdict struct {
 	Message     string       `json:"message,omitempty"`
 	Detail      string       `json:"detail,omitempty"`
 	MatchedRule string       `json:"matched_rule,omitempty"`
+	DenyMessage string       `json:"deny_message,omitempty"`
 	// Arguments are replacement arguments (transform gates); not compared.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
@@ -110,7 +111,7 @@ func runCase(ctx context.Context, h *host.Host, m *host.Module, c gatecases.Case
 	if err != nil {
 		res.Error = err.Error()
 	}
-	res.Got = Verdict{Decision: out.Decision, ReasonCode: out.ReasonCode, Message: out.Message, Detail: out.Detail, MatchedRule: out.MatchedRule, Arguments: out.Arguments}
+	res.Got = Verdict{Decision: out.Decision, ReasonCode: out.ReasonCode, Message: out.Message, Detail: out.Detail, MatchedRule: out.MatchedRule, DenyMessage: out.DenyMessage, Arguments: out.Arguments}
 	res.Diff = gatecases.Compare(c.Want, out)
 	res.Pass = len(res.Diff) == 0
 	return res, nil

@@ -40,7 +40,7 @@ func TestBuiltin_TablesThroughWasm(t *testing.T) {
 				res := rep.Cases[i]
 				require.True(t, res.Pass, "%s: %+v %s", c.Name, res.Diff, res.Error)
 				c.Check(t, abi.GateOutput{Decision: res.Got.Decision, ReasonCode: res.Got.ReasonCode,
-					Message: res.Got.Message, Detail: res.Got.Detail, MatchedRule: res.Got.MatchedRule, Arguments: res.Got.Arguments})
+					Message: res.Got.Message, Detail: res.Got.Detail, MatchedRule: res.Got.MatchedRule, DenyMessage: res.Got.DenyMessage, Arguments: res.Got.Arguments})
 			}
 		})
 	}

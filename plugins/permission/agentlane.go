@@ -172,10 +172,11 @@ func (p *agentLanePolicy) check(r *alRequest) abi.GateOutput {
 			}
 		}
 		return abi.GateOutput{
-			Decision:   abi.DecisionRequireApproval,
-			ReasonCode: CodeSideEffectApproval,
-			Detail:     r.op.String() + " is a side effect that requires approval",
-			Message:    formatApproval(r),
+			Decision:    abi.DecisionRequireApproval,
+			ReasonCode:  CodeSideEffectApproval,
+			Detail:      r.op.String() + " is a side effect that requires approval",
+			Message:     formatApproval(r),
+			DenyMessage: formatDenied(r),
 		}
 	}
 	switch {

@@ -164,6 +164,7 @@ func (p *lionPolicy) evaluate(in *abi.GateInput) abi.GateOutput {
 						Detail:      "escalate by rule: " + r.pattern,
 						MatchedRule: r.pattern,
 						Message:     formatApproval(&base),
+						DenyMessage: formatDenied(&base),
 					}
 				}
 			}

@@ -52,6 +52,8 @@ type Want struct {
 	Message     *string      `json:"message,omitempty"`
 	Detail      *string      `json:"detail,omitempty"`
 	MatchedRule *string      `json:"matched_rule,omitempty"`
+	// DenyMessage is what a require_approval shows if the approver denies.
+	DenyMessage *string `json:"deny_message,omitempty"`
 }
 
 // FileError reports a cases file that cannot be used: unreadable, not JSON
@@ -199,7 +201,7 @@ func Compare(want Want, got abi.GateOutput) []Difference {
 		field string
 		want  *string
 		got   string
-	}{{"message", want.Message, got.Message}, {"detail", want.Detail, got.Detail}, {"matched_rule", want.MatchedRule, got.MatchedRule}} {
+	}{{"message", want.Message, got.Message}, {"detail", want.Detail, got.Detail}, {"matched_rule", want.MatchedRule, got.MatchedRule}, {"deny_message", want.DenyMessage, got.DenyMessage}} {
 		if f.want != nil {
 			add(f.field, *f.want, f.got)
 		}

@@ -51,5 +51,10 @@ func (c Case) Check(t testing.TB, got abi.GateOutput) {
 	} else {
 		require.NotEmpty(t, got.Message, "%s: a %s carries the model-facing text", c.Name, got.Decision)
 	}
+	if got.Decision == abi.DecisionRequireApproval {
+		require.NotEmpty(t, got.DenyMessage, "%s: an approval request says what a denied approval shows", c.Name)
+	} else {
+		require.Empty(t, got.DenyMessage, "%s: only an approval request carries a deny_message", c.Name)
+	}
 	require.Empty(t, got.Arguments, "%s: a check gate never rewrites arguments", c.Name)
 }

@@ -2,7 +2,7 @@ GO ?= go
 
 
 .PHONY: build test bench run fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables \
-	examples examples-test sdk-test $(addprefix example-,$(EXAMPLE_LANGS))
+	examples examples-test examples-bench sdk-test scaffold-test $(addprefix example-,$(EXAMPLE_LANGS))
 
 build:
 	$(GO) build -o bin/govhost ./cmd/govhost
@@ -93,6 +93,12 @@ examples-test: build examples
 		tail -n 1 $(EXAMPLES_OUT)/egress-$$l.test.txt; \
 	done
 
+# examples-bench: the README's comparison table, from one `govhost bench
+# --compare` run over the shared cases' requests (not part of CI: timings).
+examples-bench: build examples
+	./bin/govhost bench --compare --input examples/egress.cases.json \
+		$(foreach l,$(EXAMPLE_LANGS),--gate $(EXAMPLES_OUT)/egress-$(l).wasm)
+
 # sdk-test: the SDKs' own tests (C natively under ASan/UBSan, Rust natively,
 # AssemblyScript under node).
 sdk-test:
@@ -105,3 +111,14 @@ sdk-test:
 	$(ASC) sdk/assemblyscript/test/sdk.test.ts -O1 --runtime incremental --exportStart _initialize \
 		--use abort=sdk/assemblyscript/assembly/index/gateAbort -o build/sdk/as_test.wasm
 	node sdk/assemblyscript/test/run.mjs build/sdk/as_test.wasm
+
+# scaffold-test: `govhost gate new` for every language, built and run
+# against its own cases as generated (build/scaffold/<lang>).
+scaffold-test: build
+	rm -rf build/scaffold
+	for l in $(EXAMPLE_LANGS); do \
+		./bin/govhost gate new --lang $$l --dir build/scaffold/$$l scaffolded-$$l > /dev/null || exit 1; \
+		$(MAKE) -s -C build/scaffold/$$l test GOVHOST=$(CURDIR)/bin/govhost RUSTC="$(RUSTC)" ASC=$(CURDIR)/$(ASC) > build/scaffold/$$l.test.txt \
+			|| { cat build/scaffold/$$l.test.txt; exit 1; }; \
+		tail -n 1 build/scaffold/$$l.test.txt; \
+	done

@@ -21,6 +21,7 @@ type instance interface {
 	Evaluate(ctx context.Context, input []byte) (abi.GateOutput, error)
 	Describe(ctx context.Context) ([]byte, error)
 	Dead() bool
+	MemoryBytes() uint64
 	Close(ctx context.Context)
 }
 
@@ -204,6 +205,25 @@ func (g *Gate) Describe(ctx context.Context) (abi.Description, bool, error) {
 		return d, false, &GuestError{Code: CodeBadOutput, Op: "describe", Digest: g.module.digest, reason: "description is not JSON"}
 	}
 	return d, true, nil
+}
+
+// MemoryBytes returns the size of the linear memory of one of the gate's
+// instances, taken idle from its pool: what one instance costs at rest after
+// the calls it has served (for an Extism module, the gate module's memory,
+// not the Extism kernel's). It is a figure for tooling (govhost bench).
+func (g *Gate) MemoryBytes(ctx context.Context) (uint64, error) {
+	g.host.inflight.Add(1)
+	defer g.host.inflight.Add(-1)
+	if g.host.closed.Load() {
+		return 0, ErrClosed
+	}
+	inst, err := g.pool.Get(ctx)
+	if err != nil {
+		return 0, g.failure(err)
+	}
+	n := inst.MemoryBytes()
+	g.pool.Put(inst)
+	return n, nil
 }
 
 // failure turns an internal error into what Evaluate returns.

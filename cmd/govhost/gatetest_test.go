@@ -97,3 +97,50 @@ func TestTest_UsageErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestBench_Compare(t *testing.T) {
+	in := writeFile(t, "in.jsonl", `{"tool":"bash","arguments":{"command":"rm -rf /"}}`)
+	code, stdout, stderr := runCLI(t, "", "bench", "--compare", "--gate", "destructive", "--gate", fixtureFile(t, "c_gate.wasm"),
+		"--input", in, "--iterations", "20", "--warmup", "2", "--cold-runs", "1")
+	if code != exitOK {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{`| "destructive" |`, `c_gate.wasm" |`, "| 1.00× |", "20 timed calls per gate"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("missing %q in\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = runCLI(t, "", "bench", "--json", "--gate", "destructive", "--input", in, "--iterations", "5", "--warmup", "1", "--cold-runs", "1")
+	var res []map[string]any
+	if code != exitOK || json.Unmarshal([]byte(stdout), &res) != nil || len(res) != 1 || res[0]["decisions"] == nil {
+		t.Fatalf("code %d\n%s", code, stdout)
+	}
+	for name, args := range map[string][]string{
+		"no input":         {"bench", "--gate", "destructive"},
+		"compare one gate": {"bench", "--compare", "--gate", "destructive", "--input", in},
+		"unknown gate":     {"bench", "--gate", "nosuch", "--input", in},
+		"bad input":        {"bench", "--gate", "destructive", "--input", writeFile(t, "x.json", "{")},
+	} {
+		if code, _, _ := runCLI(t, "", args...); code != exitUsage {
+			t.Errorf("%s: code %d", name, code)
+		}
+	}
+}
+
+func TestGateNew(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	code, stdout, stderr := runCLI(t, "", "gate", "new", "--lang", "c", "--dir", dir, "mygate")
+	if code != exitOK || !strings.Contains(stdout, filepath.Join(dir, "gate.c")) || !strings.Contains(stdout, "make test") {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	for name, args := range map[string][]string{
+		"exists":   {"gate", "new", "--lang", "c", "--dir", dir, "mygate"},
+		"bad lang": {"gate", "new", "--lang", "cobol", "--dir", filepath.Join(t.TempDir(), "q"), "mygate"},
+		"bad name": {"gate", "new", "--lang", "c", "--dir", filepath.Join(t.TempDir(), "q"), "My Gate"},
+		"no name":  {"gate", "new", "--lang", "c"},
+	} {
+		if code, _, _ := runCLI(t, "", args...); code != exitUsage {
+			t.Errorf("%s: code %d", name, code)
+		}
+	}
+}

@@ -160,6 +160,15 @@ func (c *Compiled) Instantiate(ctx context.Context, config []byte) (*Instance, e
 // Dead reports whether the instance must not be used again.
 func (i *Instance) Dead() bool { return i.dead }
 
+// MemoryBytes is the current size of the gate module's linear memory (not
+// the Extism kernel's).
+func (i *Instance) MemoryBytes() uint64 {
+	if m := i.main.Memory(); m != nil {
+		return uint64(m.Size())
+	}
+	return 0
+}
+
 // Evaluate calls gate_evaluate with input and decodes the answer.
 func (i *Instance) Evaluate(ctx context.Context, input []byte) (abi.GateOutput, error) {
 	rc, out, err := i.call(ctx, "evaluate", abi.ExportEvaluate, input)

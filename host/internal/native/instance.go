@@ -123,6 +123,9 @@ func (i *Instance) setup(ctx context.Context, ex Exports, config []byte) error {
 // Dead reports whether the instance must not be used again.
 func (i *Instance) Dead() bool { return i.dead }
 
+// MemoryBytes is the current size of the instance's linear memory.
+func (i *Instance) MemoryBytes() uint64 { return uint64(i.mem.Size()) }
+
 // Evaluate writes input into guest memory, calls gate_evaluate and decodes
 // the answer. On a guest failure it returns a *fault.Error and the instance
 // is dead.

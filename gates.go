@@ -11,7 +11,9 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/pathfacts"
 	"github.com/govhost/govhost/plugins/builtin"
+	"github.com/govhost/govhost/plugins/pathguard"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
@@ -175,7 +177,23 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 	if err != nil {
 		return nil, err
 	}
-	gate, err := g.host.Gate(ctx, m, []byte(b.Config()))
+	config := []byte(b.Config())
+	if bm, ok := builtin.ByDigest(b.ModuleDigest()); ok && bm.Name == "pathguard" {
+		// The gate cannot resolve its own roots; the originals realpath
+		// them when the policy is built, and so does the host, once per
+		// configured gate.
+		// A configuration the gate refuses goes to it unchanged, so it is
+		// refused the way every guest refuses one.
+		resolved, err := pathguard.ResolveConfig(config, pathfacts.Canonical)
+		var ce *pathguard.ConfigError
+		switch {
+		case err == nil:
+			config = resolved
+		case !errors.As(err, &ce):
+			return nil, fmt.Errorf("govhost: gate %s: %w", b.GateID(), err)
+		}
+	}
+	gate, err := g.host.Gate(ctx, m, config)
 	if err != nil {
 		return nil, err
 	}

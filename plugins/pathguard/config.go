@@ -67,7 +67,7 @@ func cfgErr(field string, err error) error { return &ConfigError{Field: field, E
 
 // fieldsByKind lists the fields each kind takes, besides "kind" and "home".
 var fieldsByKind = map[string][]string{
-	KindGuardPaths: {"allowed_paths", "denied_paths"},
+	KindGuardPaths: {"allowed_paths", "denied_paths", "refuse_symlinks"},
 	KindWorkspace:  {"root", "allowed_operations"},
 	KindPathScope:  {"paths", "allowed_operations"},
 }
@@ -80,6 +80,9 @@ type config struct {
 	// guard_paths
 	roots  []string // cleaned absolute roots, in order
 	denied []deniedRule
+	// refuseSymlinks refuses any symlink on the requested path (the
+	// lexical path must be the resolved one), inside the roots too.
+	refuseSymlinks bool
 
 	// workspace (roots[0]) and path_scope (scopes)
 	scopes []string
@@ -205,6 +208,11 @@ func parseConfig(raw []byte) (*config, error) {
 }
 
 func (c *config) parseGuardPaths(fields map[string]json.RawMessage) error {
+	if raw, ok := fields["refuse_symlinks"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &c.refuseSymlinks); err != nil {
+			return cfgErr("refuse_symlinks", fmt.Errorf("%w: want true or false", ErrType))
+		}
+	}
 	allowed, _, err := decodeStrings(fields, "allowed_paths")
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package pathguard_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,7 +37,88 @@ func newWorld(t *testing.T) world {
 	require.NoError(t, os.Symlink("real.py", filepath.Join(w.ws, "link.py")))
 	require.NoError(t, os.Symlink(w.outside, filepath.Join(w.ws, "out")))
 	require.NoError(t, os.Symlink(filepath.Join(w.outside, "new.txt"), filepath.Join(w.ws, "dangling")))
+	require.NoError(t, os.Symlink(w.ws, filepath.Join(root, "ws-link")))
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, "env-link"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(w.ws, "notes.txt"), filepath.Join(w.ws, "env-link", ".env")))
 	return w
+}
+
+// resolvedGate configures the gate as the host does: its roots resolved
+// first (ResolveConfig with pathfacts.Canonical).
+func resolvedGate(t *testing.T, cfg any) *pathguard.Gate {
+	t.Helper()
+	raw, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	raw, err = pathguard.ResolveConfig(raw, pathfacts.Canonical)
+	require.NoError(t, err)
+	g, err := pathguard.New(raw)
+	require.NoError(t, err)
+	return g
+}
+
+// issue 11 point 4: both originals decide on resolved paths, so a root that
+// is itself a symlink (/tmp and /var on macOS, a home on another volume)
+// admits what is beneath it, and a symlink that stays inside is inside;
+// every escape is still denied.
+func TestE2E_SymlinkedRoot(t *testing.T) {
+	w := newWorld(t)
+	link := filepath.Join(w.root, "ws-link")
+	for _, g := range []*pathguard.Gate{
+		resolvedGate(t, map[string]any{"kind": "guard_paths", "allowed_paths": []string{link}, "denied_paths": []string{link + "/src/private"}}),
+		resolvedGate(t, map[string]any{"kind": "workspace", "root": link}),
+		resolvedGate(t, map[string]any{"kind": "path_scope", "paths": []string{link}}),
+	} {
+		outside := pathguard.ReasonOutsideRoot
+		if g.Kind() == pathguard.KindPathScope {
+			outside = pathguard.ReasonOutsideScope
+		}
+		op := func(o string) string {
+			if g.Kind() == pathguard.KindGuardPaths {
+				return ""
+			}
+			return o
+		}
+		tool := func(tl string) string {
+			if g.Kind() == pathguard.KindGuardPaths {
+				return map[string]string{"read": "reader", "write": "editor"}[tl]
+			}
+			return tl
+		}
+		t.Run(g.Kind(), func(t *testing.T) {
+			run(t, g, []e2e{
+				{"through the linked root", link, tool("read"), op("read_file"), map[string]any{"path": "notes.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+				{"absolute through the linked root", "/", tool("read"), op("read_file"), map[string]any{"path": link + "/notes.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+				{"the real path", w.ws, tool("read"), op("read_file"), map[string]any{"path": "src"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+				{"inside symlink", link, tool("read"), op("read_file"), map[string]any{"path": "link.py"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+				{"new file", link, tool("write"), op("create_file"), map[string]any{"path": "src/new.go"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+				{"symlink out", link, tool("read"), op("read_file"), map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, outside},
+				{"dangling out", link, tool("write"), op("create_file"), map[string]any{"path": "dangling"}, abi.DecisionDeny, outside},
+				{"dot-dot after missing", link, tool("read"), op("read_file"), map[string]any{"path": "nope/../../outside/secret.txt"}, abi.DecisionDeny, outside},
+				{"sibling", link, tool("read"), op("read_file"), map[string]any{"path": "../private.md"}, abi.DecisionDeny, outside},
+			})
+		})
+	}
+	g := resolvedGate(t, map[string]any{"kind": "guard_paths", "allowed_paths": []string{link}, "denied_paths": []string{link + "/src/private"}})
+	run(t, g, []e2e{
+		{"a denied entry written through the link", link, "editor", "", map[string]any{"file_path": "src/private/k"}, abi.DecisionDeny, pathguard.ReasonDenied},
+	})
+	// Without the host's resolution the gate fails closed.
+	run(t, mustGate(t, map[string]any{"kind": "workspace", "root": link}), []e2e{
+		{"unresolved linked root admits nothing", link, "read", "read_file", map[string]any{"path": "notes.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+	})
+}
+
+// refuse_symlinks keeps the stricter floor on purpose: any symlink on the
+// requested path is refused, inside the root too.
+func TestE2E_RefuseSymlinks(t *testing.T) {
+	w := newWorld(t)
+	g := resolvedGate(t, map[string]any{"kind": "guard_paths", "allowed_paths": []string{w.ws}, "refuse_symlinks": true})
+	run(t, g, []e2e{
+		{"plain file", w.ws, "reader", "", map[string]any{"path": "notes.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"final symlink inside", w.ws, "reader", "", map[string]any{"path": "link.py"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+		{"intermediate symlink out", w.ws, "reader", "", map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+		{"dangling symlink", w.ws, "editor", "", map[string]any{"file_path": "dangling"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+	})
 }
 
 // call resolves a tool call's path arguments on the real filesystem, as the
@@ -88,9 +170,10 @@ func TestE2E_GuardPaths(t *testing.T) {
 		{"absolute inside", "/", "reader", "", map[string]any{"path": w.ws + "/src"}, abi.DecisionAllow, pathguard.ReasonAllowed},
 		{"prefix sibling", w.ws, "reader", "", map[string]any{"path": w.root + "/ws-evil/x"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
 		{"relative traversal", w.ws, "reader", "", map[string]any{"path": "../outside/secret.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
-		{"final symlink inside", w.ws, "reader", "", map[string]any{"path": "link.py"}, abi.DecisionDeny, pathguard.ReasonSymlink},
-		{"intermediate symlink out", w.ws, "reader", "", map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, pathguard.ReasonSymlink},
-		{"dangling symlink", w.ws, "editor", "", map[string]any{"file_path": "dangling"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+		{"final symlink inside", w.ws, "reader", "", map[string]any{"path": "link.py"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"intermediate symlink out", w.ws, "reader", "", map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"dangling symlink out", w.ws, "editor", "", map[string]any{"file_path": "dangling"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
+		{"symlink named .env", w.ws, "reader", "", map[string]any{"path": "env-link/.env"}, abi.DecisionDeny, pathguard.ReasonProtected},
 		{"dot-dot after missing", w.ws, "reader", "", map[string]any{"path": "nope/../../outside/secret.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
 		{"protected .env", w.ws, "reader", "", map[string]any{"path": ".env"}, abi.DecisionDeny, pathguard.ReasonProtected},
 		{"glob deny", w.ws, "editor", "", map[string]any{"file_path": "src/api.key"}, abi.DecisionDeny, pathguard.ReasonDenied},
@@ -139,4 +222,29 @@ func TestE2E_PathScope(t *testing.T) {
 	run(t, g, []e2e{
 		{"missing scope became a directory", w.ws, "write", "create_file", map[string]any{"path": future + "/x.md"}, abi.DecisionAllow, pathguard.ReasonAllowed},
 	})
+}
+
+func TestResolveConfig(t *testing.T) {
+	resolve := func(p string) (string, error) {
+		if p == "/broken" {
+			return "", os.ErrPermission
+		}
+		return "/real" + p, nil
+	}
+	out, err := pathguard.ResolveConfig([]byte(`{"kind":"guard_paths","home":"/h","allowed_paths":["~/w","$workspace"],"denied_paths":[".env","/w/s","$workspace/k"],"refuse_symlinks":false}`), resolve)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"kind":"guard_paths","home":"/h","allowed_paths":["/real/h/w","$workspace"],"denied_paths":[".env","/w/s","/real/w/s","$workspace/k"],"refuse_symlinks":false}`, string(out))
+	out, err = pathguard.ResolveConfig([]byte(`{"kind":"path_scope","paths":["/a","/b/c.md"]}`), resolve)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"kind":"path_scope","paths":["/real/a","/real/b/c.md"]}`, string(out))
+	out, err = pathguard.ResolveConfig([]byte(`{"kind":"workspace","root":"/w/"}`), resolve)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"kind":"workspace","root":"/real/w"}`, string(out))
+
+	_, err = pathguard.ResolveConfig([]byte(`{"kind":"workspace","root":"rel"}`), resolve)
+	var ce *pathguard.ConfigError
+	require.ErrorAs(t, err, &ce)
+	_, err = pathguard.ResolveConfig([]byte(`{"kind":"workspace","root":"/broken"}`), resolve)
+	require.ErrorIs(t, err, os.ErrPermission)
+	require.False(t, errors.As(err, &ce))
 }

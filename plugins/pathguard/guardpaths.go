@@ -105,11 +105,13 @@ func (g *Gate) checkGuardPath(in *abi.GateInput, f *abi.PathFact) (abi.GateOutpu
 
 	matchedRoot := ""
 	for _, v := range views[:n] {
-		// Hard floor: a symlink anywhere on the requested path. LionAGI
-		// refuses only a final symlink (lstat of the candidate); a
-		// difference between the lexical and the resolved path also
-		// catches intermediate and dangling ones.
-		if v.real && v.lexical != v.resolved {
+		// The decision is on the resolved path: a symlink whose target
+		// stays inside a root is inside, one that leads out is outside.
+		// refuse_symlinks keeps the stricter floor: any symlink on the
+		// requested path (LionAGI's path_safety refuses a final one with
+		// lstat; a difference between the lexical and the resolved path
+		// also catches intermediate and dangling ones).
+		if c.refuseSymlinks && v.real && v.lexical != v.resolved {
 			cand := pathlibStr(expanded)
 			if !strings.HasPrefix(expanded, "/") && len(c.roots) > 0 {
 				cand = pathlibStr(c.roots[0] + "/" + expanded)
@@ -137,6 +139,11 @@ func (g *Gate) checkGuardPath(in *abi.GateInput, f *abi.PathFact) (abi.GateOutpu
 		}
 		if isProtectedName(name) {
 			return deny(ReasonProtected, "Refusing to access protected path: "+pyRepr(name), "")
+		}
+		// The name asked for counts too: a link called ".env" is refused
+		// whatever it points to (LionAGI refuses every final symlink).
+		if asked := path.Base(v.lexical); v.lexical != v.resolved && v.lexical != "/" && isProtectedName(asked) {
+			return deny(ReasonProtected, "Refusing to access protected path: "+pyRepr(asked), "")
 		}
 		for k := range c.denied {
 			d := &c.denied[k]

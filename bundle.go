@@ -34,9 +34,13 @@ func OpenKeyring(dir string) (*checkpoint.Keyring, error) {
 // TaskChain finds the chain of a closed task: the chain whose records hold
 // the task's TASK_CLOSED.
 func (e *Engine) TaskChain(ctx context.Context, task uuid.UUID) (uuid.UUID, error) {
+	lister, ok := e.Evidence.(evidence.ChainLister)
+	if !ok {
+		return uuid.Nil, fmt.Errorf("govhost: the evidence store (%T) cannot list its chains", e.Evidence)
+	}
 	after := uuid.Nil
 	for {
-		chains, err := e.Evidence.Chains(ctx, after, 256)
+		chains, err := lister.Chains(ctx, after, 256)
 		if err != nil {
 			return uuid.Nil, err
 		}

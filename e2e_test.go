@@ -43,11 +43,17 @@ func workspacePolicy(id uuid.UUID, root string) string {
 // workspace policy stored and active, and returns the workspace root.
 func openWorkspace(t *testing.T, dataDir string) (*govhost.Engine, governance.PolicySnapshot, string) {
 	t.Helper()
+	return openWorkspaceWith(t, govhost.Options{Dir: dataDir})
+}
+
+// openWorkspaceWith is openWorkspace on any engine options (another store).
+func openWorkspaceWith(t *testing.T, opts govhost.Options) (*govhost.Engine, governance.PolicySnapshot, string) {
+	t.Helper()
 	ctx := context.Background()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(root, "notes.txt"), []byte("hello"), 0o644))
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: dataDir})
+	eng, err := govhost.Open(ctx, withCache(opts))
 	require.NoError(t, err)
 	snap, err := policyfile.Load([]byte(workspacePolicy(uuid.New(), root)), "policy.json", eng.Gates.Resolver(root))
 	require.NoError(t, err)
@@ -166,7 +172,7 @@ func TestEndToEnd_AgentScript(t *testing.T) {
 
 	// Everything acknowledged survives a restart, with the same head.
 	require.NoError(t, eng.Close(ctx))
-	eng2, err := govhost.Open(ctx, govhost.Options{Dir: dataDir})
+	eng2, err := govhost.Open(ctx, withCache(govhost.Options{Dir: dataDir}))
 	require.NoError(t, err)
 	defer eng2.Close(ctx)
 	res, err = eng2.Evidence.Verify(ctx, boundary.ChainID, head.Hash)

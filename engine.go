@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 
 	"github.com/govhost/govhost/controller"
-	"github.com/govhost/govhost/evidence/pebblestore"
+	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/evidence/pgstore"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/pathfacts"
-	policypebble "github.com/govhost/govhost/policy/pebblestore"
+	"github.com/govhost/govhost/policy"
 )
 
 // DefaultDir is the data directory when Options.Dir is empty.
@@ -29,20 +30,34 @@ type Options struct {
 	// Logger receives the stores' messages (Pebble's among them). Default:
 	// warnings and errors to stderr.
 	Logger *slog.Logger
+	// Store selects where evidence and policies live (see stores.go): ""
+	// or "pebble" (default) for the Pebble database in <Dir>/db;
+	// "postgres" for PostgreSQL through GOVHOST_DATABASE_URL or, unset,
+	// the PG* environment variables; or a postgres:// URL (or key=value
+	// connection string) itself. The connection string is never logged.
+	Store string
+	// Postgres configures the PostgreSQL pool when Store selects it; the
+	// zero value's defaults suit one server (32 connections, 10s statement
+	// timeout, 30m connection lifetime).
+	Postgres pgstore.Options
 }
 
-// Engine is the embedded default, open on one data directory. Close it.
+// Engine is the embedded default, open on one data directory (and, when
+// Options.Store says so, one PostgreSQL database). Close it.
 type Engine struct {
-	Evidence  *pebblestore.Store
-	Policies  *policypebble.Store
+	Evidence  evidence.Store // *pebblestore.Store or *pgstore.Store
+	Policies  policy.Store   // the matching policy store
+	closers   []func() error // the stores', policies first
 	Host      *host.Host
 	Gates     *Gates
 	Projector *controller.ObservationProjector
 	dir       string
 }
 
-// Open opens (creating if needed) the data directory. A directory already
-// open in another process fails with pebblestore.ErrLocked.
+// Open opens (creating if needed) the data directory and the stores. With
+// Pebble, a directory already open in another process fails with
+// pebblestore.ErrLocked; with PostgreSQL, any number of engines (in any
+// number of processes) may share one database.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
 	dir := opts.Dir
 	if dir == "" {
@@ -57,30 +72,21 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	e := &Engine{dir: dir, Projector: controller.NewObservationProjector()}
-	if err := e.open(ctx, cfg, log); err != nil {
+	if err := e.open(ctx, cfg, opts, log); err != nil {
 		// Close what was opened; a nil field was never opened.
 		return nil, errors.Join(err, e.Close(ctx))
 	}
 	return e, nil
 }
 
-func (e *Engine) open(ctx context.Context, cfg host.Config, log *slog.Logger) (err error) {
+func (e *Engine) open(ctx context.Context, cfg host.Config, opts Options, log *slog.Logger) (err error) {
 	if e.Host, err = host.New(ctx, cfg); err != nil {
 		return err
 	}
 	if e.Gates, err = NewGates(e.Host, filepath.Join(e.dir, "modules")); err != nil {
 		return err
 	}
-	// One Pebble database holds both stores (evidence under "e/", policy
-	// under "p/"): one lock, one WAL, and the evidence store's handling of
-	// disk-full and fatal errors covers both.
-	if e.Evidence, err = pebblestore.Open(filepath.Join(e.dir, "db"), pebblestore.Options{Logger: log}); err != nil {
-		return err
-	}
-	if e.Policies, err = policypebble.New(e.Evidence.DB(), policypebble.Options{Availability: e.Gates, Logger: log}); err != nil {
-		return err
-	}
-	return nil
+	return e.openStores(ctx, opts, log)
 }
 
 // NewController returns a controller over the engine's stores and gates.
@@ -113,12 +119,10 @@ func (e *Engine) Issuer() *controller.CertificateIssuer {
 // Close closes the stores and the host.
 func (e *Engine) Close(ctx context.Context) error {
 	var errs []error
-	if e.Policies != nil {
-		errs = append(errs, e.Policies.Close())
+	for _, c := range e.closers {
+		errs = append(errs, c())
 	}
-	if e.Evidence != nil {
-		errs = append(errs, e.Evidence.Close())
-	}
+	e.closers = nil
 	if e.Host != nil {
 		errs = append(errs, e.Host.Close(ctx))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/policy"
 )
 
 var errDiskFull = errors.New("disk full")
@@ -174,4 +176,42 @@ func TestObservationProjector_IdentifiersOnlyAndNeverBlocks(t *testing.T) {
 	}
 	require.Positive(t, e.proj.Dropped(), "the slow subscriber lost observations instead of blocking")
 	e.requireVerifies()
+}
+
+// downPolicies is a policy store whose database went away: Get fails with
+// governance.ErrStoreUnavailable once down is set.
+type downPolicies struct {
+	policy.Store
+	down *atomic.Bool
+}
+
+func (p downPolicies) Get(ctx context.Context, id uuid.UUID, version string) (governance.PolicySnapshot, error) {
+	if p.down.Load() {
+		return governance.PolicySnapshot{}, fmt.Errorf("pgstore: read %s@%s: %w: connection refused", id, version, governance.ErrStoreUnavailable)
+	}
+	return p.Store.Get(ctx, id, version)
+}
+
+// A policy lookup the store could not answer decided nothing: the call
+// fails with GovernanceEvidenceError (not a policy.invalid denial), the
+// callable is not reached and nothing is recorded.
+func TestInvoke_PolicyStoreUnavailableIsNotADenial(t *testing.T) {
+	var down atomic.Bool
+	e := newEnv(t, []binding{hard("g", answer(abi.DecisionAllow, "ok"))}, func(c *controller.Config) {
+		c.Policies = downPolicies{Store: c.Policies, down: &down}
+	})
+	down.Store(true)
+	_, err := e.invoke("bash", `{"command":"ls"}`)
+	var ge *governance.GovernanceEvidenceError
+	require.ErrorAs(t, err, &ge)
+	require.False(t, ge.CallExecuted)
+	require.ErrorIs(t, err, governance.ErrStoreUnavailable)
+	var de *governance.GovernanceDeniedError
+	require.False(t, errors.As(err, &de), "an outage is not a denial")
+	require.Zero(t, e.calls.Load(), "callable not reached")
+	require.Empty(t, e.records(), "nothing decided, nothing recorded")
+
+	down.Store(false)
+	_, err = e.invoke("bash", `{"command":"ls"}`)
+	require.NoError(t, err, "the next call works once the store is back")
 }

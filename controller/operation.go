@@ -125,7 +125,11 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	ctx := context.WithoutCancel(callerCtx)
 
 	started := recordSpec{typ: governance.OperationStarted, operation: op.opID(), payload: op.startedPayload()}
-	if reason := op.pinPolicy(ctx); reason != "" {
+	reason, err := op.pinPolicy(ctx)
+	if err != nil {
+		return nil, op.evidenceError(err, false)
+	}
+	if reason != "" {
 		v := verdict{denied: true, reason: reason}
 		if err := op.record(ctx, started, op.deniedSpec(v)); err != nil {
 			return nil, op.evidenceError(err, false)
@@ -188,22 +192,27 @@ func (op *operation) complete(ctx context.Context, p *issued, out Outcome) error
 }
 
 // pinPolicy loads the exact snapshot the context pins and checks its
-// digest; it returns a reason code when the operation must be denied.
-func (op *operation) pinPolicy(ctx context.Context) string {
+// digest; it returns a reason code when the operation must be denied. A
+// store that could not answer (governance.ErrStoreUnavailable) decided
+// nothing: that is an error, never a denial reason, so the caller sees the
+// outage (GovernanceEvidenceError) rather than "policy.invalid".
+func (op *operation) pinPolicy(ctx context.Context) (string, error) {
 	snap, err := op.c.cfg.Policies.Get(ctx, op.ctx.PolicyID, op.ctx.PolicyVersion)
 	var nf *governance.PolicyNotFoundError
 	switch {
+	case errors.Is(err, governance.ErrStoreUnavailable):
+		return "", err
 	case errors.As(err, &nf):
-		return ReasonPolicyNotFound
+		return ReasonPolicyNotFound, nil
 	case err != nil:
-		return ReasonPolicyInvalid
+		return ReasonPolicyInvalid, nil
 	case snap.Digest() != op.ctx.PolicyDigest:
-		return ReasonPolicyMismatch
+		return ReasonPolicyMismatch, nil
 	case !snap.IsActive():
-		return ReasonPolicyInvalid
+		return ReasonPolicyInvalid, nil
 	}
 	op.snap = snap
-	return ""
+	return "", nil
 }
 
 func (op *operation) startedPayload() map[string]any {

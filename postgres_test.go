@@ -127,4 +127,9 @@ func TestEngine_Postgres_OutageAndRecovery(t *testing.T) {
 	require.True(t, res.Valid, "%+v", res)
 	_, err = eng.Issuer().Mint(ctx, boundary, head.Hash)
 	require.NoError(t, err, "three complete operations: the task is certifiable")
+
+	// The bundle finds the task's chain by listing the database's chains.
+	b, err := eng.Bundle(ctx, boundary.TaskBoundaryID)
+	require.NoError(t, err)
+	require.Len(t, b.Records, int(head.Sequence+1))
 }

@@ -190,6 +190,7 @@ type op struct {
 
 func (c *checker) operations() error {
 	ops := map[uuid.UUID]*op{}
+	grantsUsed := map[string]bool{}
 	var order []uuid.UUID
 	get := func(id uuid.UUID) *op {
 		o := ops[id]
@@ -221,6 +222,15 @@ func (c *checker) operations() error {
 				return refuse(governance.RuleGateCoverage, "", r.RecordID.String(), "GATE_EVALUATED has no valid level and decision")
 			}
 			c.summary.Add(governance.GateLevel(level), governance.GateDecision(decision))
+			if grant, ok := p.str("exception_grant_id"); ok {
+				switch {
+				case decision != string(governance.Deny):
+					return refuse(governance.RuleException, "", r.RecordID.String(), "a gate record that did not deny names exception grant "+grant)
+				case grantsUsed[grant]:
+					return refuse(governance.RuleException, "", r.RecordID.String(), "exception grant "+grant+" used twice")
+				}
+				grantsUsed[grant] = true
+			}
 		case governance.ExceptionGranted:
 			c.summary.ExceptionCount++
 		}
@@ -294,16 +304,11 @@ func (c *checker) blocking(id uuid.UUID, g, term int, tool string, actor string)
 		return nil
 	}
 	blocked := false
-	switch governance.GateLevel(level) {
-	case governance.LevelHard:
-		blocked = true
-	case governance.LevelSoft:
+	if l := governance.GateLevel(level); l == governance.LevelHard || l == governance.LevelSoft {
 		grant, ok := p.str("exception_grant_id")
 		if !ok {
 			blocked = true
-			break
-		}
-		if err := c.excused(g, grant, tool, actor); err != nil {
+		} else if err := c.excused(g, grant, tool, actor, l == governance.LevelHard); err != nil {
 			return err
 		}
 	}
@@ -313,20 +318,14 @@ func (c *checker) blocking(id uuid.UUID, g, term int, tool string, actor string)
 	return nil
 }
 
-// excused checks that the grant a soft deny names was recorded earlier on
-// the chain for this gate, tool and actor, valid when used, and used once.
-func (c *checker) excused(g int, grantID, tool, actor string) error {
+// excused checks that the grant a deny names was recorded earlier on the
+// chain for this gate, tool and actor, valid when used, used once, and —
+// for a hard deny — a break-glass grant.
+func (c *checker) excused(g int, grantID, tool, actor string, breakGlass bool) error {
 	gate, _ := c.payloads[g].str("gate_id")
 	used := c.recs[g].CreatedAt
 	fail := func(reason string) error {
 		return refuse(governance.RuleException, "", c.recs[g].RecordID.String(), reason)
-	}
-	for i := 0; i < g; i++ {
-		if p := c.payloads[i]; c.recs[i].RecordType == governance.GateEvaluated {
-			if other, _ := p.str("exception_grant_id"); other == grantID {
-				return fail("exception grant " + grantID + " used twice")
-			}
-		}
 	}
 	for i := 0; i < g; i++ {
 		if c.recs[i].RecordType != governance.ExceptionGranted {
@@ -347,6 +346,8 @@ func (c *checker) excused(g int, grantID, tool, actor string) error {
 			return fail("exception grant " + grantID + " is for another actor")
 		case used.Before(issued) || !used.Before(expires):
 			return fail("exception grant " + grantID + " was not valid when used")
+		case breakGlass && p.m["break_glass"] != true:
+			return fail("a hard deny excused by grant " + grantID + ", which is not a break-glass grant")
 		}
 		return nil
 	}

@@ -67,6 +67,23 @@ var actor = governance.ActorRef{Kind: "agent", ID: "coder"}
 // by an exception recorded first.
 func runTask(t testing.TB, grant bool) *task {
 	t.Helper()
+	if !grant {
+		return runTaskWith(t, nil)
+	}
+	return runTaskWith(t, func(ctx context.Context, tk *task, chain uuid.UUID) {
+		now := time.Now()
+		_, err := tk.ctl.GrantException(ctx, chain, governance.ExceptionGrant{
+			Actor: actor, GateID: "perm", ToolID: "read", PolicyID: tk.snap.PolicyID(), PolicyVersion: tk.snap.Version(),
+			ReasonCode: "incident.4711", IssuedAt: now.Add(-time.Second), ExpiresAt: now.Add(time.Hour),
+		})
+		require.NoError(t, err)
+	})
+}
+
+// runTaskWith runs the task of runTask; before records grants on the
+// task's chain before the first operation.
+func runTaskWith(t testing.TB, before func(ctx context.Context, tk *task, chain uuid.UUID)) *task {
+	t.Helper()
 	ctx := context.Background()
 	levels := []struct {
 		id    string
@@ -110,13 +127,8 @@ func runTask(t testing.TB, grant bool) *task {
 
 	a := actor
 	tk.boundary, err = controller.RunTask(ctx, tk.ctl, controller.TaskOptions{PolicyID: snap.PolicyID(), Version: snap.Version(), Actor: &a}, func(tt *controller.Task) error {
-		if grant {
-			now := time.Now()
-			_, err := tk.ctl.GrantException(ctx, tt.ChainID(), governance.ExceptionGrant{
-				Actor: actor, GateID: "perm", ToolID: "read", PolicyID: snap.PolicyID(), PolicyVersion: snap.Version(),
-				ReasonCode: "incident.4711", IssuedAt: now.Add(-time.Second), ExpiresAt: now.Add(time.Hour),
-			})
-			require.NoError(t, err)
+		if before != nil {
+			before(ctx, tk, tt.ChainID())
 		}
 		for _, c := range []struct{ tool, args string }{
 			{"bash", `{"command":"ls"}`}, {"bash", `{"command":"rm -rf /"}`}, {"bash", `{"command":"fail"}`},
@@ -188,4 +200,8 @@ func indexOf(recs []governance.EvidenceRecord, typ governance.EvidenceType, nth 
 		}
 	}
 	return -1
+}
+
+func controllerIssuer(tk *task) *controller.CertificateIssuer {
+	return &controller.CertificateIssuer{Evidence: tk.store, Policies: tk.policies}
 }

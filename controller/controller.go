@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/policy"
@@ -138,60 +136,4 @@ func checkContext(call Call, opctx *governance.OperationContext) error {
 		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "invalid operation context: " + err.Error()}
 	}
 	return nil
-}
-
-// GrantException records an attributable exception for one soft gate on
-// one task chain. It must be recorded before the operation it excuses is
-// evaluated; it is consumed by the first soft deny it matches.
-func (c *InvocationController) GrantException(ctx context.Context, chain uuid.UUID, g governance.ExceptionGrant) (governance.ExceptionGrant, error) {
-	g, err := governance.NewExceptionGrant(g)
-	if err != nil {
-		return governance.ExceptionGrant{}, err
-	}
-	if g.UsedAt != nil {
-		return governance.ExceptionGrant{}, &governance.ValidationError{Field: "used_at", Reason: "a new grant is unused"}
-	}
-	payload := map[string]any{
-		"grant_id": g.GrantID, "actor_kind": g.Actor.Kind, "actor_id": g.Actor.ID, "gate_id": g.GateID,
-		"tool_id": g.ToolID, "reason_code": g.ReasonCode, "issued_at": g.IssuedAt, "expires_at": g.ExpiresAt,
-		"max_uses": g.MaxUses,
-	}
-	if _, err := c.appendRecords(ctx, chain, g.PolicyID, g.PolicyVersion, nil, recordSpec{typ: governance.ExceptionGranted, payload: payload}); err != nil {
-		return governance.ExceptionGrant{}, &governance.GovernanceEvidenceError{CallExecuted: false, Err: err}
-	}
-	c.exceptions.add(chain, g)
-	return g, nil
-}
-
-// exceptionBook holds recorded, unused grants per chain.
-type exceptionBook struct {
-	mu     sync.Mutex
-	grants map[uuid.UUID][]governance.ExceptionGrant
-}
-
-func (b *exceptionBook) add(chain uuid.UUID, g governance.ExceptionGrant) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.grants == nil {
-		b.grants = map[uuid.UUID][]governance.ExceptionGrant{}
-	}
-	b.grants[chain] = append(b.grants[chain], g)
-}
-
-// consume marks and returns the first grant matching a soft deny, if any:
-// one issued to the operation's actor for this gate, tool and policy
-// version, unexpired and unused.
-func (b *exceptionBook) consume(chain uuid.UUID, actor *governance.ActorRef, gateID, toolID string, policyID uuid.UUID, version string, now time.Time) (governance.ExceptionGrant, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	gs := b.grants[chain]
-	for i, g := range gs {
-		if g.Matches(actor, gateID, toolID, policyID, version, now) {
-			used := now.UTC().Truncate(time.Microsecond)
-			g.UsedAt = &used
-			b.grants[chain] = append(gs[:i:i], gs[i+1:]...)
-			return g, true
-		}
-	}
-	return governance.ExceptionGrant{}, false
 }

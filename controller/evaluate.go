@@ -72,17 +72,19 @@ func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGate
 		payload[k] = v
 	}
 	blocked := false
-	if out.decision == governance.Deny {
-		switch b.Level() {
-		case governance.LevelHard:
-			blocked = true
-		case governance.LevelSoft:
-			g, ok := op.c.exceptions.consume(op.ctx.ChainID, op.ctx.Actor, b.GateID(), op.call.Tool, op.ctx.PolicyID, op.ctx.PolicyVersion, op.c.now())
-			if ok {
-				payload["exception_grant_id"] = g.GrantID
-			} else {
-				blocked = true
+	if out.decision == governance.Deny && b.Level() != governance.LevelAdvisory {
+		g, found := op.c.exceptions.consume(op.ctx.ChainID, b.Level(), op.ctx.Actor, b.GateID(), op.call.Tool, op.ctx.PolicyID, op.ctx.PolicyVersion, op.c.now())
+		switch found {
+		case grantUsed:
+			payload["exception_grant_id"] = g.GrantID
+			if g.BreakGlass {
+				payload["break_glass"] = true
 			}
+		case grantAmbiguous:
+			payload["exception_ambiguous"] = true
+			blocked = true
+		default:
+			blocked = true
 		}
 	}
 	if !blocked && out.replaced != nil && out.replaced.Digest != inDigest {

@@ -51,6 +51,8 @@ type recordSpec struct {
 	typ       governance.EvidenceType
 	operation uuid.NullUUID
 	payload   map[string]any
+	// supersedes is set on RECORD_SUPERSEDED only.
+	supersedes uuid.NullUUID
 }
 
 // appendRecords builds and appends specs, in order and atomically when the
@@ -97,6 +99,7 @@ func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID
 		r, err := governance.NextRecord(head, governance.RecordSpec{
 			Type: s.typ, ChainID: chain, OperationID: s.operation,
 			PolicyID: policyID, PolicyVersion: version, Payload: s.payload, CreatedAt: now,
+			SupersedesRecordID: s.supersedes,
 		})
 		if err != nil {
 			return nil, err

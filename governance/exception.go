@@ -21,6 +21,10 @@ type ExceptionGrant struct {
 	ExpiresAt     time.Time  `json:"expires_at"`
 	MaxUses       int        `json:"max_uses"`
 	UsedAt        *time.Time `json:"used_at"`
+	// BreakGlass marks a break-glass grant, which also excuses a hard deny
+	// (controller.BreakGlass); ReasonCode and ExpiresAt are required as for
+	// every grant.
+	BreakGlass bool `json:"break_glass"`
 }
 
 // NewExceptionGrant validates g: an attributable actor, every id, an

@@ -87,6 +87,22 @@ func TestCert_BundleVerifyKeyRotate(t *testing.T) {
 	require.Contains(t, stderr, "line ")
 	require.Contains(t, stderr, "Record_Type")
 
+	// A correction after the task closed: appended, and the task still
+	// bundles and verifies.
+	var first map[string]any
+	chainData, _ := os.ReadFile(filepath.Join(bundle, "chain.jsonl"))
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(string(chainData), "\n", 2)[0]), &first))
+	code, stdout, stderr := runCLI(t, "", "chain", "supersede", "--data", data, "--chain", first["chain_id"].(string),
+		"--record", first["record_id"].(string), "--fields", "tool_id", "--reason-code", "record.misfiled")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, `"record_type":"record_superseded"`)
+	corrected := filepath.Join(t.TempDir(), "corrected")
+	code, _, stderr = runCLI(t, "", "cert", "bundle", "--data", data, "--task", task, "--out", corrected)
+	require.Equal(t, exitOK, code, stderr)
+	verifyReport(t, exitOK, corrected)
+	code, _, _ = runCLI(t, "", "chain", "supersede", "--data", data, "--chain", first["chain_id"].(string), "--record", first["record_id"].(string), "--reason-code", "x")
+	require.Equal(t, exitUsage, code, "a correction naming no field")
+
 	// An unknown task, an unreadable bundle.
 	code, _, _ = runCLI(t, "", "cert", "bundle", "--data", data, "--task", "00000000-0000-4000-8000-000000000000", "--out", filepath.Join(t.TempDir(), "x"))
 	require.Equal(t, exitInvalid, code)

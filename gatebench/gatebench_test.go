@@ -43,7 +43,7 @@ func TestRun_Compare(t *testing.T) {
 
 	var b bytes.Buffer
 	require.NoError(t, gatebench.WriteCompare(&b, res))
-	require.Contains(t, b.String(), `| "c_gate.wasm" |`)
+	require.Contains(t, b.String(), `| c_gate.wasm |`)
 	require.Contains(t, b.String(), "| 1.00× |")
 	b.Reset()
 	require.NoError(t, gatebench.WriteText(&b, res))

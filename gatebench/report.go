@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"time"
+
+	"github.com/govhost/govhost/abi"
 )
 
 // WriteText writes each result as a block of lines.
 func WriteText(w io.Writer, results []Result) error {
 	for _, r := range results {
 		if _, err := fmt.Fprintf(w, "%s  (%s, %s, sha256 %.12s)\n  cold load:        %s (no cache), %s (compilation cache)\n  call (%d warm):   min %s, median %s, p99 %s\n  instance memory:  %s\n  verdicts:         %s\n",
-			strconv.Quote(r.Module), size(r.Size), r.Kind, r.SHA256, ms(r.ColdLoad), ms(r.ColdLoadCached),
+			abi.DisplayText(r.Module), size(r.Size), r.Kind, r.SHA256, ms(r.ColdLoad), ms(r.ColdLoadCached),
 			r.Calls, us(r.Min), us(r.Median), us(r.P99), mib(r.MemoryBytes), verdicts(r.Decisions)); err != nil {
 			return err
 		}
@@ -33,7 +34,7 @@ func WriteCompare(w io.Writer, results []Result) error {
 			ratio = fmt.Sprintf("%.2f×", float64(r.Median)/float64(results[0].Median))
 		}
 		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			strconv.Quote(r.Module), size(r.Size), ms(r.ColdLoad), ms(r.ColdLoadCached), us(r.Min), us(r.Median), us(r.P99), mib(r.MemoryBytes), ratio); err != nil {
+			abi.DisplayText(r.Module), size(r.Size), ms(r.ColdLoad), ms(r.ColdLoadCached), us(r.Min), us(r.Median), us(r.P99), mib(r.MemoryBytes), ratio); err != nil {
 			return err
 		}
 	}

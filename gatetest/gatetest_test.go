@@ -84,7 +84,7 @@ func TestReport_TextQuotesGuestText(t *testing.T) {
 	require.NoError(t, rep.WriteText(&b))
 	require.NotContains(t, b.String(), "\x1b")
 	require.NotContains(t, b.String(), "\u202e")
-	require.Contains(t, b.String(), `FAIL  "evil"`)
+	require.Contains(t, b.String(), `FAIL  evil`)
 	require.Contains(t, b.String(), `\x1b[2Jgotcha`)
 	require.Contains(t, b.String(), "FAIL: 0 passed, 1 failed")
 

@@ -4,27 +4,28 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
+
+	"github.com/govhost/govhost/abi"
 )
 
 // WriteText writes the report for a terminal: one line per case (ok or
 // FAIL), the differences of each failed case, and a summary. Every string
-// that came from the guest is quoted with strconv.Quote, so control
-// characters and escape sequences in a verdict are shown, never
-// interpreted.
+// that came from the guest (and the case names) goes through
+// abi.DisplayText, so control characters and escape sequences in a verdict
+// are shown quoted, never interpreted.
 func (r Report) WriteText(w io.Writer) error {
 	bw := &errWriter{w: w}
 	for _, c := range r.Cases {
 		if c.Pass {
-			bw.printf("ok    %s\n", strconv.Quote(c.Name))
+			bw.printf("ok    %s\n", abi.DisplayText(c.Name))
 			continue
 		}
-		bw.printf("FAIL  %s\n", strconv.Quote(c.Name))
+		bw.printf("FAIL  %s\n", abi.DisplayText(c.Name))
 		for _, d := range c.Diff {
-			bw.printf("        %s: want %s, got %s\n", d.Field, strconv.Quote(d.Want), strconv.Quote(d.Got))
+			bw.printf("        %s: want %s, got %s\n", d.Field, display(d.Want), display(d.Got))
 		}
 		if c.Error != "" {
-			bw.printf("        error: %s\n", strconv.Quote(c.Error))
+			bw.printf("        error: %s\n", c.Error)
 		}
 	}
 	status := "PASS"
@@ -51,4 +52,12 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// display shows a compared value: "" for an empty one, else abi.DisplayText.
+func display(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return abi.DisplayText(s)
 }

@@ -37,7 +37,7 @@ func TestTest_BuiltinGatePasses(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{`ok    "rm -rf is denied"`, `ok    "ls is allowed"`, "PASS: 2 passed, 0 failed"} {
+	for _, want := range []string{`ok    rm -rf is denied`, `ok    ls is allowed`, "PASS: 2 passed, 0 failed"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("missing %q in\n%s", want, stdout)
 		}
@@ -50,7 +50,7 @@ func TestTest_FailureDiffAndJSON(t *testing.T) {
 	if code != exitInvalid {
 		t.Fatalf("code %d\n%s", code, stdout)
 	}
-	if !strings.Contains(stdout, `FAIL  "ls is allowed"`) || !strings.Contains(stdout, `reason_code: want "destructive.other", got "destructive.none"`) {
+	if !strings.Contains(stdout, `FAIL  ls is allowed`) || !strings.Contains(stdout, `reason_code: want destructive.other, got destructive.none`) {
 		t.Errorf("no diff in\n%s", stdout)
 	}
 	code, stdout, _ = runCLI(t, "", "test", "--json", "--gate", "destructive", cases)
@@ -105,7 +105,7 @@ func TestBench_Compare(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{`| "destructive" |`, `c_gate.wasm" |`, "| 1.00× |", "20 timed calls per gate"} {
+	for _, want := range []string{`| destructive |`, `c_gate.wasm |`, "| 1.00× |", "20 timed calls per gate"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("missing %q in\n%s", want, stdout)
 		}

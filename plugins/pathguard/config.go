@@ -16,6 +16,7 @@ const (
 	KindGuardPaths = "guard_paths"
 	KindWorkspace  = "workspace"
 	KindPathScope  = "path_scope"
+	KindVirtual    = "virtual"
 )
 
 // Sentinel errors, wrapped in a *ConfigError that names the field.
@@ -70,6 +71,7 @@ var fieldsByKind = map[string][]string{
 	KindGuardPaths: {"allowed_paths", "denied_paths", "refuse_symlinks"},
 	KindWorkspace:  {"root", "allowed_operations"},
 	KindPathScope:  {"paths", "allowed_operations"},
+	KindVirtual:    {"mounts", "roots", "cwd", "allowed_operations"},
 }
 
 // config is the parsed, validated configuration.
@@ -87,6 +89,9 @@ type config struct {
 	// workspace (roots[0]) and path_scope (scopes)
 	scopes []string
 	ops    opSet // nil: AgentLane's allowed_operations=None
+
+	// virtual holds the "virtual" kind's namespace.
+	virtual *virtualConfig
 
 	// usesWorkspace: some root, scope or absolute denied path is a
 	// "$workspace" path, substituted per call by withWorkspace.
@@ -157,7 +162,7 @@ func parseConfig(raw []byte) (*config, error) {
 	}
 	allowed, ok := fieldsByKind[c.kind]
 	if !ok {
-		return nil, cfgErr("kind", fmt.Errorf("%w %q (want %q, %q or %q)", ErrUnknownKind, c.kind, KindGuardPaths, KindWorkspace, KindPathScope))
+		return nil, cfgErr("kind", fmt.Errorf("%w %q (want %q, %q, %q or %q)", ErrUnknownKind, c.kind, KindGuardPaths, KindWorkspace, KindPathScope, KindVirtual))
 	}
 	for k := range fields {
 		if k != "kind" && k != "home" && !containsString(allowed, k) {
@@ -176,6 +181,8 @@ func parseConfig(raw []byte) (*config, error) {
 	switch c.kind {
 	case KindGuardPaths:
 		return c, c.parseGuardPaths(fields)
+	case KindVirtual:
+		return c, c.parseVirtual(fields)
 	case KindWorkspace:
 		var root string
 		if err := decodeString(fields, "root", &root, true); err != nil {

@@ -3,7 +3,7 @@
 // GateInput.Cwd, Tool and Operation) and never touches a filesystem, so the
 // same code runs natively and as a Wasm guest.
 //
-// One configuration schema, discriminated by "kind", covers both families it
+// One configuration schema, discriminated by "kind", covers the families it
 // replaces:
 //
 //   - "guard_paths": LionAGI's guard_paths(allowed_paths, denied_paths), with
@@ -12,7 +12,14 @@
 //   - "workspace": AgentLane's WorkspaceToolPermissionPolicy(root,
 //     allowed_operations);
 //   - "path_scope": AgentLane's PathScopeToolPermissionPolicy(paths,
-//     allowed_operations).
+//     allowed_operations);
+//   - "virtual": a policy for a mounted storage namespace (AgentLane's
+//     normalize_virtual_path and mount router), decided on the logical
+//     path arguments alone.
+//
+// Roots, scopes and absolute denied entries may name the task's workspace
+// ("$workspace", abi.GateInput.Workspace); ResolveConfig is the host's
+// step that realpaths the configured paths before the gate is built.
 //
 // Where the Python originals let a path escape (a dangling symlink, ".."
 // after the nearest existing parent, an intermediate symlink) the facts are

@@ -70,8 +70,11 @@ func (g *Gate) Evaluate(in abi.GateInput) abi.GateOutput {
 		}
 		g = &Gate{cfg: g.cfg.withWorkspace(ws)}
 	}
-	if g.cfg.kind == KindGuardPaths {
+	switch g.cfg.kind {
+	case KindGuardPaths:
 		return g.evalGuardPaths(in)
+	case KindVirtual:
+		return g.evalVirtual(in)
 	}
 	return g.evalAgentLane(in)
 }

@@ -43,6 +43,8 @@ func ResolveConfig(configJSON []byte, resolve func(string) (string, error)) ([]b
 		return err
 	}
 	switch c.kind {
+	case KindVirtual:
+		return configJSON, nil // a storage namespace, not the host's paths
 	case KindWorkspace:
 		r, err := real("root", c.scopes[0])
 		if err != nil {

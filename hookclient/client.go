@@ -27,7 +27,7 @@ import (
 // Defaults of the command hook.
 const (
 	// DefaultURL is the sidecar's loopback address.
-	DefaultURL = "http://127.0.0.1:7878"
+	DefaultURL = "http://127.0.0.1:8181"
 	// DefaultTimeout bounds the round trip. It must stay below the agent's
 	// own hook timeout: an agent that kills a hook lets the tool run.
 	DefaultTimeout = 55 * time.Second

@@ -72,19 +72,20 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		return "", false
 	}
 	allowed := map[string][]string{
-		"governance": {},
-		"abi":        {},
-		"evidence":   {"governance", "evidence", filepath.Join("internal", "pgdb")},
-		"policy":     {"governance", "policy", filepath.Join("internal", "pgdb")},
-		"sdk":        {"abi", "sdk"},
-		"plugins":    {"abi", "sdk", "plugins"},
-		"certify":    {"governance", "evidence", "checkpoint", "certify"},
-		"checkpoint": {"checkpoint"},
-		"controller": {"governance", "evidence", "policy", "abi", "certify", "controller"},
-		"host":       {"abi", "governance", "host"},
-		"agents":     {"governance", "controller", "agents"},
-		"hooks":      {"agents", "controller", "governance", "abi", "hooks"},
-		"hookclient": {"agents", "hooks", "hookclient"},
+		"governance":  {},
+		"abi":         {},
+		"evidence":    {"governance", "evidence", filepath.Join("internal", "pgdb")},
+		"policy":      {"governance", "policy", filepath.Join("internal", "pgdb")},
+		"sdk":         {"abi", "sdk"},
+		"plugins":     {"abi", "sdk", "plugins"},
+		"certify":     {"governance", "evidence", "checkpoint", "certify"},
+		"checkpoint":  {"checkpoint"},
+		"controller":  {"governance", "evidence", "policy", "abi", "certify", "controller"},
+		"host":        {"abi", "governance", "host"},
+		"agents":      {"governance", "controller", "agents"},
+		"hooks":       {"agents", "controller", "governance", "abi", "hooks"},
+		"hookclient":  {"agents", "hooks", "hookclient"},
+		"hookinstall": {"agents", "hookinstall"},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {

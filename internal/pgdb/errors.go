@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -30,7 +33,15 @@ func Unavailable(err error) bool {
 		}
 		return false
 	}
-	return true // not an answer from the server: the connection failed
+	// NB: only failures of the connection itself. Anything else that is
+	// not a server answer (a rule error returned from inside a
+	// transaction, say) is not unavailability.
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
 }
 
 // NotCommitted reports whether a write that failed with err certainly did

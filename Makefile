@@ -1,7 +1,7 @@
 GO ?= go
 
 
-.PHONY: build test bench run fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables \
+.PHONY: build test bench bench-speed run fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables \
 	examples examples-test examples-bench sdk-test scaffold-test $(addprefix example-,$(EXAMPLE_LANGS))
 
 build:
@@ -122,3 +122,9 @@ scaffold-test: build
 			|| { cat build/scaffold/$$l.test.txt; exit 1; }; \
 		tail -n 1 build/scaffold/$$l.test.txt; \
 	done
+
+# bench-speed: every row of the README's speed table in one run (issue 12).
+bench-speed:
+	$(GO) test -run '^$$' -bench 'GovernedInvoke|BareGates|BuiltinGate|OneTaskLatency|ResidentSize' -benchtime 2000x -benchmem .
+	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 10x -benchmem .
+	$(GO) test -run '^$$' -bench 'Invoke_FakeGates|AuthorizeComplete' -benchtime 20000x -benchmem ./controller/

@@ -1,0 +1,237 @@
+package govhost_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/internal/wasmfixtures"
+	"github.com/govhost/govhost/policy"
+	"github.com/govhost/govhost/policy/policyfile"
+)
+
+// The benchmarks of issue 12's table that the other files do not hold:
+// each built-in gate against the trivial Go guest, one task's latency on
+// Pebble against one synced Pebble batch, cold start, resident size.
+// `make bench-speed` runs them all in one go.
+
+// BenchmarkBuiltinGate is one warm call of each built-in gate on the
+// input a governed `ls -la src` gives it, and of the trivial Go guest
+// (the reference: the least a Go-built guest costs a call) in the same run.
+func BenchmarkBuiltinGate(b *testing.B) {
+	ctx := context.Background()
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { eng.Close(ctx) })
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "trivial.wasm"), wasmfixtures.Bytes("trivial_go.wasm"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	doc := fmt.Sprintf(`{"policy_id": %q, "version": "bench", "gates": [
+    {"gate_id": "permission", "module": "permission", "level": "hard", "order": 1, "tool_ids": ["bash"], "config": {"lionagi": {"mode": "rules", "allow": {"bash": ["ls *"]}}}},
+    {"gate_id": "pathguard", "module": "pathguard", "level": "hard", "order": 2, "tool_ids": ["bash"], "config": {"kind": "guard_paths", "allowed_paths": [%q]}},
+    {"gate_id": "destructive", "module": "destructive", "level": "hard", "order": 3, "tool_ids": ["bash"]},
+    {"gate_id": "trivial_go", "module": "./trivial.wasm", "level": "hard", "order": 4, "tool_ids": ["bash"]}]}`, uuid.New(), dir)
+	snap, err := policyfile.Load([]byte(doc), "bench.json", eng.Gates.Resolver(dir))
+	if err != nil {
+		b.Fatal(err)
+	}
+	args, err := controller.ParseArguments(benchArgs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := controller.Call{Tool: "bash", Operation: "execute_command", Arguments: benchArgs, Cwd: dir}
+	for _, bind := range snap.GateBindings() {
+		g, err := eng.Gates.GateFor(ctx, bind)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := controller.NewGateInput(call, args, nil, bind.GateID(), abi.PhaseCheck)
+		b.Run("gate="+bind.GateID(), func(b *testing.B) {
+			if _, err := g.Evaluate(ctx, in); err != nil { // warm the pool
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := g.Evaluate(ctx, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOneTaskLatency is one governed call after another on one task
+// with the durable Pebble store (p50 and p99 reported), and, in the same
+// run, one synced Pebble batch of about one operation's size in the same
+// kind of directory: the floor a durable call cannot beat (two are needed,
+// one before the callable and one after).
+func BenchmarkOneTaskLatency(b *testing.B) {
+	b.Run("ref=synced_batch", func(b *testing.B) {
+		db, err := pebble.Open(b.TempDir(), &pebble.Options{Logger: quietPebble{b}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		value := make([]byte, 600)
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			batch := db.NewBatch()
+			for k := 0; k < 4; k++ {
+				_ = batch.Set([]byte(strconv.Itoa(i*4+k)), value, nil)
+			}
+			if err := batch.Commit(pebble.Sync); err != nil {
+				b.Fatal(err)
+			}
+			_ = batch.Close()
+			lat = append(lat, time.Since(start))
+		}
+		reportPercentiles(b, lat)
+	})
+	b.Run("governed=pebble", func(b *testing.B) {
+		e := newBenchEnv(b, nil)
+		e.ctl, _ = e.eng.NewController(controller.Config{Policies: policiesOf(b, e)})
+		e.m = controller.NewManager()
+		_ = e.m.Register(controller.Tool{ID: "bash", Fn: func(context.Context, map[string]any) (any, error) { return nil, nil }})
+		_ = e.m.Govern(e.ctl, controller.PolicyPin{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()})
+		task, err := e.ctl.OpenTask(context.Background(), controller.TaskOptions{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.invoke(b, task) // warm the pools
+		lat := make([]time.Duration, 0, b.N)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			e.invoke(b, task)
+			lat = append(lat, time.Since(start))
+		}
+		reportPercentiles(b, lat)
+	})
+}
+
+// quietPebble keeps Pebble's informational lines out of benchmark output.
+type quietPebble struct{ b *testing.B }
+
+func (quietPebble) Infof(string, ...any)           {}
+func (q quietPebble) Errorf(f string, args ...any) { q.b.Logf(f, args...) }
+func (q quietPebble) Fatalf(f string, args ...any) { q.b.Fatalf(f, args...) }
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkColdStart opens the embedded default on a data directory whose
+// compilation cache is warm (a restart) and serves the first governed
+// call through the three built-in gates.
+func BenchmarkColdStart(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	root := b.TempDir()
+	doc := benchPolicy(uuid.New(), root)
+	first := func() {
+		eng, err := govhost.Open(ctx, govhost.Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer eng.Close(ctx)
+		snap, err := policyfile.Load([]byte(doc), "bench.json", eng.Gates.Resolver(root))
+		if err != nil {
+			b.Fatal(err)
+		}
+		policies := policy.NewMemStore(eng.Gates)
+		if err := policies.Put(ctx, snap); err != nil {
+			b.Fatal(err)
+		}
+		if snap, err = policies.Activate(ctx, snap.PolicyID(), snap.Version(), nil, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+		ctl, err := eng.NewController(controller.Config{Evidence: evidence.NewMemStore(), Policies: policies})
+		if err != nil {
+			b.Fatal(err)
+		}
+		task, err := ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: snap.PolicyID(), Version: snap.Version()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		opctx, err := task.Context("bash")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ctl.Authorize(ctx, controller.Call{Tool: "bash", Operation: "execute_command", Arguments: benchArgs, Cwd: root}, &opctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	first() // fills the compilation cache
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		first()
+	}
+}
+
+// BenchmarkResidentSize reports the process's resident set after the
+// engine has loaded the three built-in gates and filled a pool of
+// GOMAXPROCS instances of each with concurrent governed calls.
+func BenchmarkResidentSize(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		e := newBenchEnv(b, evidence.NewMemStore())
+		task, err := e.ctl.OpenTask(context.Background(), controller.TaskOptions{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan struct{})
+		for range runtime.GOMAXPROCS(0) {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for range 20 {
+					e.invoke(b, task)
+				}
+			}()
+		}
+		for range runtime.GOMAXPROCS(0) {
+			<-done
+		}
+		runtime.GC()
+		b.ReportMetric(float64(residentKiB())/1024, "RSS-MiB")
+	}
+}
+
+// residentKiB reads VmRSS from /proc (Linux); 0 elsewhere.
+func residentKiB() int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

@@ -17,9 +17,16 @@ import (
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
-// AdapterWasm is the one gate adapter of the embedded default: the Wasm
-// host, which runs native ABI v1 and Extism modules alike.
+// AdapterWasm is the gate adapter of the embedded default: the Wasm host,
+// which runs native ABI v1 and Extism modules alike, with chain isolation
+// (host.IsolationChain) for modules from outside the binary.
 const AdapterWasm = policyfile.DefaultAdapter
+
+// AdapterWasmPerCall is the same adapter with a reset before every call
+// (host.IsolationCall): a binding that names it gets a gate that sees
+// nothing of any earlier call, even of its own task chain. The adapter id is
+// part of the policy digest, so a policy version pins its isolation.
+const AdapterWasmPerCall = "wasm-call"
 
 // ErrModuleUnknown reports a module digest that is neither built in nor in
 // the module folder.
@@ -39,8 +46,9 @@ type Gates struct {
 	gates   sync.Map          // gateKey → *host.Gate: a binding's gate, resolved once
 }
 
-// gateKey names a configured gate: a module and its canonical config.
-type gateKey struct{ digest, config string }
+// gateKey names a binding's gate: its gate id (two bindings never share
+// instances), adapter (isolation), module and canonical config.
+type gateKey struct{ gateID, adapter, digest, config string }
 
 var (
 	_ controller.GateProvider = (*Gates)(nil)
@@ -166,10 +174,10 @@ func (g *Gates) bytes(digest string) ([]byte, error) {
 
 // GateFor implements controller.GateProvider.
 func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding) (controller.Gate, error) {
-	if b.AdapterID() != AdapterWasm {
+	if !g.AdapterAvailable(b.AdapterID()) {
 		return nil, fmt.Errorf("govhost: gate %s: unknown adapter %q", b.GateID(), b.AdapterID())
 	}
-	key := gateKey{b.ModuleDigest(), b.Config()}
+	key := gateKey{b.GateID(), b.AdapterID(), b.ModuleDigest(), b.Config()}
 	if gate, ok := g.gates.Load(key); ok {
 		return gate.(*host.Gate), nil
 	}
@@ -193,7 +201,11 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 			return nil, fmt.Errorf("govhost: gate %s: %w", b.GateID(), err)
 		}
 	}
-	gate, err := g.host.Gate(ctx, m, config)
+	// NB: the binding name is the gate id, unique within a snapshot: two
+	// bindings of one policy never share instances. Bindings of different
+	// policies with the same gate id, adapter, module and configuration share
+	// a pool; chain isolation keeps their task chains apart.
+	gate, err := g.host.GateWith(ctx, m, config, host.GateOptions{Isolation: isolation(b), Binding: b.GateID()})
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +214,24 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 }
 
 // AdapterAvailable implements policy.Availability.
-func (g *Gates) AdapterAvailable(id string) bool { return id == AdapterWasm }
+func (g *Gates) AdapterAvailable(id string) bool {
+	return id == AdapterWasm || id == AdapterWasmPerCall
+}
+
+// isolation is the host isolation of binding b: per call when its adapter
+// says so; otherwise chain isolation, except for the built-in gates embedded
+// in the binary, which are shared (host.IsolationShared: NOT isolated; they
+// are pure functions of their input and configuration, and resetting a
+// Go-built instance costs about a millisecond).
+func isolation(b governance.ExecutableGateBinding) host.Isolation {
+	if b.AdapterID() == AdapterWasmPerCall {
+		return host.IsolationCall
+	}
+	if _, ok := builtin.ByDigest(b.ModuleDigest()); ok {
+		return host.IsolationShared
+	}
+	return host.IsolationChain
+}
 
 // ModuleAvailable implements policy.Availability: the module's bytes are
 // here and the host loads them.

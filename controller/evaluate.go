@@ -113,7 +113,7 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	in.Cwd = cwd
 	in.Workspace = op.workspace
 	in.Context = operationInfo(op.call, op.ctx)
-	out, err := gate.Evaluate(ctx, in)
+	out, err := evaluateIn(ctx, gate, op.ctx.ChainID.String(), in)
 	if err != nil || ctx.Err() != nil {
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 	}

@@ -15,6 +15,24 @@ type Gate interface {
 	Evaluate(ctx context.Context, in abi.GateInput) (abi.GateOutput, error)
 }
 
+// ChainGate is a Gate that keeps task chains apart: EvaluateChain says which
+// chain a call belongs to (the operation's chain id), so that an instance
+// that served another chain is reset before it serves this one.
+// host.Gate implements it; the controller uses it when the gate does.
+type ChainGate interface {
+	Gate
+	EvaluateChain(ctx context.Context, chain string, in abi.GateInput) (abi.GateOutput, error)
+}
+
+// evaluateIn asks gate for its verdict on in, as a call of chain when the
+// gate keeps chains apart.
+func evaluateIn(ctx context.Context, gate Gate, chain string, in abi.GateInput) (abi.GateOutput, error) {
+	if cg, ok := gate.(ChainGate); ok {
+		return cg.EvaluateChain(ctx, chain, in)
+	}
+	return gate.Evaluate(ctx, in)
+}
+
 // GateProvider returns the gate that a policy binding names: its module (by
 // sha256) configured with its canonical config. It is called on every
 // governed operation, so implementations cache.

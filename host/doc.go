@@ -50,6 +50,14 @@
 // (host/internal/memcap) sees the refusal, so a memory bomb is reported as
 // gate.memory_limit rather than as a generic trap.
 //
+// Isolation between callers (Isolation, GateWith): under IsolationChain (the
+// default) an instance serves one task chain at a time and is reset to its
+// post-setup state (memory and globals snapshot, or a fresh instance)
+// before it serves another; IsolationCall resets before every call;
+// IsolationShared never resets and is NOT isolated (for trusted embedded
+// modules only). Gates of different GateOptions.Binding never share
+// instances. The controller names the chain through EvaluateChain.
+//
 // The host owns no policy: it does not know bindings, levels or evidence.
 // The controller sees a Gate through its own interface,
 // Evaluate(ctx, abi.GateInput) (abi.GateOutput, error).

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/govhost/govhost/abi"
@@ -20,12 +21,17 @@ import (
 type instance interface {
 	Evaluate(ctx context.Context, input []byte) (abi.GateOutput, error)
 	Describe(ctx context.Context) ([]byte, error)
+	// Reset restores the state right after setup; false: replace it.
+	Reset() bool
 	Dead() bool
 	MemoryBytes() uint64
 	Close(ctx context.Context)
 }
 
-type gateKey struct{ module, config string }
+type gateKey struct {
+	module, config, binding string
+	isolation               Isolation
+}
 
 type gateEntry struct {
 	once sync.Once
@@ -40,12 +46,19 @@ type Gate struct {
 	host         *Host
 	module       *Module
 	configDigest string
-	pool         *pool.Pool[instance]
+	isolation    Isolation
+	pool         *pool.Pool[*pooled]
 }
 
-// Gate returns the gate of module m with configJSON (nil, empty or null
-// means none: gate_configure receives {}). The same (module digest, configuration)
-// returns the same *Gate, sharing one pool. One instance is created and
+// Gate returns GateWith(ctx, m, configJSON, GateOptions{}): chain isolation,
+// no binding name.
+func (h *Host) Gate(ctx context.Context, m *Module, configJSON []byte) (*Gate, error) {
+	return h.GateWith(ctx, m, configJSON, GateOptions{})
+}
+
+// GateWith returns the gate of module m with configJSON (nil, empty or null
+// means none: gate_configure receives {}). The same (module digest,
+// configuration, isolation, binding) returns the same *Gate, sharing one pool. One instance is created and
 // configured before Gate returns, so a refused configuration (a
 // *GuestError with CodeConfigRejected) or a module that cannot start is
 // reported here. Invalid JSON is ErrBadGateConfig.
@@ -53,7 +66,7 @@ type Gate struct {
 // The configuration is identified by the sha256 of its compact JSON;
 // callers that want equal configurations to share a pool pass canonical
 // JSON.
-func (h *Host) Gate(ctx context.Context, m *Module, configJSON []byte) (*Gate, error) {
+func (h *Host) GateWith(ctx context.Context, m *Module, configJSON []byte, opts GateOptions) (*Gate, error) {
 	if h.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -69,7 +82,10 @@ func (h *Host) Gate(ctx context.Context, m *Module, configJSON []byte) (*Gate, e
 			reason: "a configuration was given but the module exports no gate_configure"}
 	}
 	sum := sha256.Sum256(config)
-	key := gateKey{module: m.digest, config: hex.EncodeToString(sum[:])}
+	if opts.Isolation < IsolationChain || opts.Isolation > IsolationShared {
+		return nil, fmt.Errorf("%w: unknown isolation %v", ErrInvalidConfig, opts.Isolation)
+	}
+	key := gateKey{module: m.digest, config: hex.EncodeToString(sum[:]), binding: opts.Binding, isolation: opts.Isolation}
 
 	h.mu.Lock()
 	e, ok := h.gates[key]
@@ -79,7 +95,7 @@ func (h *Host) Gate(ctx context.Context, m *Module, configJSON []byte) (*Gate, e
 	}
 	h.mu.Unlock()
 
-	e.once.Do(func() { e.gate, e.err = h.newGate(ctx, m, key.config, config) })
+	e.once.Do(func() { e.gate, e.err = h.newGate(ctx, m, key.config, config, opts.Isolation) })
 	if e.err != nil {
 		h.mu.Lock()
 		if h.gates[key] == e { // let a later call try again
@@ -91,23 +107,23 @@ func (h *Host) Gate(ctx context.Context, m *Module, configJSON []byte) (*Gate, e
 	return e.gate, nil
 }
 
-func (h *Host) newGate(ctx context.Context, m *Module, configDigest string, config []byte) (*Gate, error) {
-	g := &Gate{host: h, module: m, configDigest: configDigest}
-	create := func(ctx context.Context) (instance, error) {
+func (h *Host) newGate(ctx context.Context, m *Module, configDigest string, config []byte, isolation Isolation) (*Gate, error) {
+	g := &Gate{host: h, module: m, configDigest: configDigest, isolation: isolation}
+	create := func(ctx context.Context) (*pooled, error) {
 		var inst instance
 		var err error
 		switch m.kind {
 		case KindExtism:
 			inst, err = m.extism.Instantiate(ctx, config)
 		default:
-			inst, err = native.Instantiate(ctx, m.runtime, m.compiled, m.nativeEx, h.nativeParams(), config)
+			inst, err = native.Instantiate(ctx, m.runtime, m.compiled, m.nativeEx, m.nativeState, h.nativeParams(), config)
 		}
 		if err != nil {
 			return nil, err
 		}
-		return inst, nil
+		return &pooled{instance: inst}, nil
 	}
-	g.pool = pool.New(h.cfg.poolSize, create, func(i instance) { i.Close(context.Background()) })
+	g.pool = pool.New(h.cfg.poolSize, create, func(p *pooled) { p.Close(context.Background()) })
 	inst, err := g.pool.Get(ctx)
 	if err != nil {
 		g.pool.Close()
@@ -131,19 +147,59 @@ func normalizeConfig(raw []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// Isolation returns the gate's isolation mode.
+func (g *Gate) Isolation() Isolation { return g.isolation }
+
+// acquire returns an instance fit to serve a call of chain under the gate's
+// isolation: reset, or replaced when it cannot be reset.
+func (g *Gate) acquire(ctx context.Context, chain string) (*pooled, error) {
+	for {
+		p, err := g.pool.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !g.isolation.needsReset(p, chain) {
+			return p, nil
+		}
+		if p.Reset() {
+			p.dirty, p.chain = false, ""
+			return p, nil
+		}
+		g.pool.Discard(p) // the next Get creates a fresh one in its slot
+	}
+}
+
+// release returns p to the pool after it served a call of chain.
+func (g *Gate) release(p *pooled, chain string) {
+	if p.Dead() {
+		g.pool.Discard(p)
+		return
+	}
+	p.dirty, p.chain = true, chain
+	g.pool.Put(p)
+}
+
 // Module returns the gate's module.
 func (g *Gate) Module() *Module { return g.module }
 
 // ConfigDigest returns the hex sha256 of the gate's compact configuration.
 func (g *Gate) ConfigDigest() string { return g.configDigest }
 
-// Evaluate runs the gate on in. The host sets in.ABIVersion to the version
+// Evaluate runs the gate on in, as a call outside any task chain: under
+// IsolationChain the instance is reset first if it served anything. See
+// EvaluateChain.
+func (g *Gate) Evaluate(ctx context.Context, in abi.GateInput) (abi.GateOutput, error) {
+	return g.EvaluateChain(ctx, "", in)
+}
+
+// EvaluateChain runs the gate on in for a call of task chain chain (the
+// controller passes the operation's chain id; "" is no chain). The host sets in.ABIVersion to the version
 // it speaks. On success err is nil. On any guest failure it returns a deny
 // with a stable reason code (and no guest text) and a *GuestError; the
 // failed instance is discarded. A host-side problem (ErrClosed) returns a
 // deny with CodeHostError and that error. ctx's deadline and cancellation
 // stop a running guest.
-func (g *Gate) Evaluate(ctx context.Context, in abi.GateInput) (abi.GateOutput, error) {
+func (g *Gate) EvaluateChain(ctx context.Context, chain string, in abi.GateInput) (abi.GateOutput, error) {
 	// NB: count first, then check closed: Close sets closed, then waits for
 	// the count to drop, so no call starts on a closing host unseen.
 	g.host.inflight.Add(1)
@@ -158,17 +214,13 @@ func (g *Gate) Evaluate(ctx context.Context, in abi.GateInput) (abi.GateOutput, 
 	if err != nil {
 		return deny(CodeHostError), err
 	}
-	inst, err := g.pool.Get(ctx)
+	inst, err := g.acquire(ctx, chain)
 	if err != nil {
 		err = g.failure(err)
 		return DenyFor(err), err
 	}
 	out, err := inst.Evaluate(ctx, input)
-	if inst.Dead() {
-		g.pool.Discard(inst)
-	} else {
-		g.pool.Put(inst)
-	}
+	g.release(inst, chain)
 	if err != nil {
 		err = g.failure(err)
 		return DenyFor(err), err
@@ -185,16 +237,12 @@ func (g *Gate) Describe(ctx context.Context) (abi.Description, bool, error) {
 	if g.host.closed.Load() {
 		return d, false, ErrClosed
 	}
-	inst, err := g.pool.Get(ctx)
+	inst, err := g.acquire(ctx, "")
 	if err != nil {
 		return d, false, g.failure(err)
 	}
 	raw, err := inst.Describe(ctx)
-	if inst.Dead() {
-		g.pool.Discard(inst)
-	} else {
-		g.pool.Put(inst)
-	}
+	g.release(inst, "")
 	if err != nil {
 		return d, false, g.failure(err)
 	}

@@ -70,7 +70,7 @@ func BenchmarkGate_Evaluate(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := g.Evaluate(ctx, in); err != nil {
+				if _, err := g.EvaluateChain(ctx, "bench", in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -140,7 +140,7 @@ func BenchmarkABI_Overhead(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := g.Evaluate(ctx, in); err != nil {
+				if _, err := g.EvaluateChain(ctx, "bench", in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -207,13 +207,13 @@ func BenchmarkGate_Concurrent(b *testing.B) {
 		var wg sync.WaitGroup
 		for i := 0; i < h2(); i++ {
 			wg.Add(1)
-			go func() { defer wg.Done(); _, _ = g.Evaluate(ctx, in) }()
+			go func() { defer wg.Done(); _, _ = g.EvaluateChain(ctx, "bench", in) }()
 		}
 		wg.Wait()
 		b.Run(c.name+"/callers=1", func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := g.Evaluate(ctx, in); err != nil {
+				if _, err := g.EvaluateChain(ctx, "bench", in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -223,7 +223,7 @@ func BenchmarkGate_Concurrent(b *testing.B) {
 			b.SetParallelism(1)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := g.Evaluate(ctx, in); err != nil {
+					if _, err := g.EvaluateChain(ctx, "bench", in); err != nil {
 						b.Error(err)
 						return
 					}
@@ -235,7 +235,7 @@ func BenchmarkGate_Concurrent(b *testing.B) {
 			b.SetParallelism(16 / max(1, h2()))
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := g.Evaluate(ctx, in); err != nil {
+					if _, err := g.EvaluateChain(ctx, "bench", in); err != nil {
 						b.Error(err)
 						return
 					}
@@ -246,3 +246,52 @@ func BenchmarkGate_Concurrent(b *testing.B) {
 }
 
 func h2() int { return host.DefaultPoolSize() }
+
+// BenchmarkGate_Isolation: what each isolation mode costs a warm call, one
+// caller. chain=same: every call of one task chain (no reset); chain=alternating:
+// two chains take turns on one instance (a reset per call, like call
+// isolation); shared: never reset (trusted modules only). Native modules
+// reset from a memory snapshot (a copy of the instance's memory: ~2.5 MiB
+// for a Go-built guest); Extism instances are replaced.
+func BenchmarkGate_Isolation(b *testing.B) {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(cacheDir()).WithCallTimeout(10*time.Second).WithPoolSize(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(ctx)
+	in := benchInput()
+	for _, c := range []struct{ name, fixture, config string }{
+		{"abi=native/logic=wat", "allow.wasm", ""},
+		{"abi=native/logic=trivial_go", "trivial_go.wasm", ""},
+		{"abi=extism/logic=trivial_go", "extism_gate.wasm", `{"mode":"trivial"}`},
+	} {
+		m, err := h.Load(ctx, wasmfixtures.Bytes(c.fixture), host.AnyDigest)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []struct {
+			name   string
+			iso    host.Isolation
+			chains []string
+		}{
+			{"shared", host.IsolationShared, []string{"a", "b"}},
+			{"chain=same", host.IsolationChain, []string{"a"}},
+			{"chain=alternating", host.IsolationChain, []string{"a", "b"}},
+			{"call", host.IsolationCall, []string{"a"}},
+		} {
+			g, err := h.GateWith(ctx, m, []byte(c.config), host.GateOptions{Isolation: mode.iso, Binding: mode.name})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(c.name+"/isolation="+mode.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := g.EvaluateChain(ctx, mode.chains[i%len(mode.chains)], in); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

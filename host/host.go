@@ -300,6 +300,7 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module
 			return nil, err
 		}
 		m.compiled, m.nativeEx, m.runtime = cm, ex, rt
+		m.nativeState = native.State{Resettable: res.Resettable, MutableGlobals: res.MutableGlobals}
 	case KindExtism:
 		ex, err := extismrt.Check(cm)
 		_ = cm.Close(ctx) // Extism compiles it in its own runtime (a cache hit)

@@ -37,8 +37,10 @@ type Module struct {
 	compiled wazero.CompiledModule // native
 	runtime  wazero.Runtime        // the runtime compiled belongs to
 	nativeEx native.Exports
-	extism   *extismrt.Compiled // extism
-	extismEx extismrt.Exports
+	// nativeState says how a native instance is reset between task chains.
+	nativeState native.State
+	extism      *extismrt.Compiled // extism
+	extismEx    extismrt.Exports
 }
 
 // Digest returns the hex sha256 of the module's bytes.

@@ -157,6 +157,11 @@ func (c *Compiled) Instantiate(ctx context.Context, config []byte) (*Instance, e
 	return inst, nil
 }
 
+// Reset reports false: an Extism instance is replaced rather than reset
+// (the SDK's kernel keeps state, such as Extism variables, that the host
+// cannot snapshot).
+func (i *Instance) Reset() bool { return false }
+
 // Dead reports whether the instance must not be used again.
 func (i *Instance) Dead() bool { return i.dead }
 

@@ -13,6 +13,9 @@ type rewriter struct {
 	poll     uint32 // function index of the added poll function
 	capBytes uint64
 	body     []byte // scratch: one rewritten function body
+	// mutatesState: some function changes a table or drops a data segment
+	// (state a memory-and-globals snapshot does not restore).
+	mutatesState bool
 }
 
 // Opcodes the pass emits or rewrites.
@@ -256,6 +259,7 @@ func (rw *rewriter) function(code []byte, ft funcType) ([]byte, error) {
 			op == opMemorySize || op == opMemoryGrow:
 			// br, br_if, local.*, table.get/set, memory.size/grow: one u32
 			r.u32()
+			rw.mutatesState = rw.mutatesState || op == 0x26
 		case op == opGlobalGet || op == opGlobalSet:
 			if g := r.u32(); g >= rw.g.flag {
 				return nil, fmt.Errorf("%w: global index out of range", ErrUnsupported)
@@ -288,10 +292,15 @@ func (rw *rewriter) function(code []byte, ft funcType) ([]byte, error) {
 		case op >= opI32Eqz && op <= 0xc4: // numeric, no immediates
 		case op == opPrefixFC:
 			sub := r.u32()
+			switch sub {
+			case 9, 12, 13, 14, 17: // data.drop, table.init, elem.drop, table.copy, table.fill
+				rw.mutatesState = true
+			}
 			if sub != fcTableGrow {
 				r.prefixFC(sub)
 				break
 			}
+			rw.mutatesState = true
 			x := r.u32()
 			if r.err != nil || int(x) >= len(rw.m.tableTypes) {
 				return nil, fmt.Errorf("%w: table index out of range", ErrUnsupported)

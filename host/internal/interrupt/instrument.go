@@ -87,7 +87,21 @@ type Result struct {
 	TableEntries uint64
 	// HasStart reports a start section, now exported as StartExport.
 	HasStart bool
+	// MutableGlobals are the indices of the module's own mutable globals,
+	// each exported as GlobalExport(index) so that the host can snapshot
+	// and restore them.
+	MutableGlobals []uint32
+	// Resettable reports that restoring linear memory and MutableGlobals
+	// returns an instance to a snapshot's state: the module never changes
+	// its tables (table.set/grow/fill/copy/init, elem.drop) nor drops a data
+	// segment, and has no mutable v128 or reference globals (which the host
+	// cannot restore).
+	Resettable bool
 }
+
+// GlobalExport is the name under which Instrument exports the module's
+// mutable global idx.
+func GlobalExport(idx uint32) string { return fmt.Sprintf("%sg%d", ReservedPrefix, idx) }
 
 const (
 	secCustom   = 0
@@ -126,7 +140,9 @@ type module struct {
 	hasMemory   bool
 	nGlobals    uint32
 	start       int64 // -1: none
-	res         Result
+	// unrestorable: the module has state the host cannot snapshot.
+	unrestorable bool
+	res          Result
 }
 
 // Instrument returns the rewritten module. The input need not be valid: what
@@ -232,6 +248,7 @@ func Instrument(wasm []byte, opts Options) (*Result, error) {
 		}
 	}
 	m.res.Wasm = out
+	m.res.Resettable = !m.unrestorable && !rw.mutatesState
 	return &m.res, nil
 }
 
@@ -331,6 +348,21 @@ func (m *module) read(s section, lim Limits) error {
 		}
 	case secGlobal:
 		m.nGlobals = r.u32()
+		for i := uint32(0); i < m.nGlobals && r.err == nil; i++ {
+			vt := r.byte()
+			mut := r.byte()
+			if err := r.constExpr(); err != nil {
+				return err
+			}
+			if mut == 1 {
+				switch vt {
+				case 0x7f, 0x7e, 0x7d, 0x7c:
+					m.res.MutableGlobals = append(m.res.MutableGlobals, i)
+				default:
+					m.unrestorable = true
+				}
+			}
+		}
 	case secStart:
 		m.start = int64(r.u32())
 		m.res.HasStart = true
@@ -340,7 +372,7 @@ func (m *module) read(s section, lim Limits) error {
 	if r.err != nil {
 		return r.err
 	}
-	if s.id != secGlobal && r.i != len(r.b) {
+	if r.i != len(r.b) {
 		return fmt.Errorf("%w: trailing bytes in section %d", ErrUnsupported, s.id)
 	}
 	if m.res.TableEntries > 1<<31 {
@@ -398,10 +430,13 @@ func (m *module) exportSection(body []byte, g globals, nFuncs uint32) ([]byte, e
 	if r.err != nil {
 		return nil, r.err
 	}
-	added := uint32(2)
+	added := uint32(2 + len(m.res.MutableGlobals))
 	out := append([]byte(nil), body[lenU32(body):]...)
 	out = appendExport(out, GlobalName, 0x03, g.flag)
 	out = appendExport(out, TablesGlobalName, 0x03, g.tables)
+	for _, idx := range m.res.MutableGlobals {
+		out = appendExport(out, GlobalExport(idx), 0x03, idx)
+	}
 	if m.start >= 0 {
 		if uint64(m.start) >= uint64(nFuncs) {
 			return nil, fmt.Errorf("%w: start function out of range", ErrUnsupported)

@@ -41,6 +41,7 @@ func TestInstrument_AllFixtures(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err, e.Name())
+		t.Logf("%s: resettable %v, %d mutable globals", e.Name(), res.Resettable, len(res.MutableGlobals))
 		out := res.Wasm
 		if e.Name() == "extism_gate.wasm" {
 			continue // the host runs Extism modules uninstrumented; spare a compile

@@ -205,3 +205,31 @@ func lenU32(b []byte) int {
 	}
 	return len(b)
 }
+
+// constExpr skips a constant expression (a global's initializer).
+func (r *reader) constExpr() error {
+	for r.err == nil {
+		switch op := r.byte(); op {
+		case 0x0b:
+			return nil
+		case 0x41, 0x42:
+			r.s64()
+		case 0x43:
+			r.bytes(4)
+		case 0x44:
+			r.bytes(8)
+		case 0x23, 0xd2: // global.get, ref.func
+			r.u32()
+		case 0xd0:
+			r.refType()
+		case 0xfd: // v128.const
+			if r.u32() != 12 {
+				return fmt.Errorf("%w: constant expression", ErrUnsupported)
+			}
+			r.bytes(16)
+		default:
+			return fmt.Errorf("%w: constant expression opcode %#x", ErrUnsupported, op)
+		}
+	}
+	return r.err
+}

@@ -46,12 +46,20 @@ type Instance struct {
 	intr    *interrupter
 	maxOut  int
 	dead    bool
+	snap    *snapshot // nil: not resettable
+}
+
+// State says how an instance of a module can be reset (from the
+// instrumentation pass, interrupt.Result).
+type State struct {
+	Resettable     bool
+	MutableGlobals []uint32
 }
 
 // Instantiate creates an instance of cm, runs _initialize, checks the ABI
 // version and passes config to gate_configure. Failures are *fault.Error
 // values when the guest is to blame.
-func Instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, ex Exports, p Params, config []byte) (*Instance, error) {
+func Instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, ex Exports, st State, p Params, config []byte) (*Instance, error) {
 	inst := &Instance{timeout: p.CallTimeout, maxOut: p.MaxOutputBytes}
 	actx := experimental.WithMemoryAllocator(ctx, memcap.Allocator(uint64(p.MemoryLimitPages)*65536, &inst.tracker))
 	// NB: an empty name makes the instance anonymous, so one compiled module
@@ -79,6 +87,9 @@ func Instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModul
 	if err := inst.setup(ctx, ex, config); err != nil {
 		inst.Close(ctx)
 		return nil, err
+	}
+	if st.Resettable {
+		inst.snap = inst.takeSnapshot(st.MutableGlobals)
 	}
 	return inst, nil
 }

@@ -71,6 +71,18 @@ var noOpinion = []byte("{}")
 // exit status 0. It answers every event that is not a pre-tool decision.
 func (d *Dialect) NoOpinion() Answer { return Answer{Body: noOpinion} }
 
+// Notice is no opinion carrying a message for the user, where the agent
+// shows one (SystemMessage); else plain no opinion.
+func (d *Dialect) Notice(message string) Answer {
+	if !d.SystemMessage || message == "" {
+		return d.NoOpinion()
+	}
+	out, _ := json.Marshal(struct {
+		SystemMessage string `json:"systemMessage"`
+	}{message})
+	return Answer{Body: out}
+}
+
 // Answer puts a verdict on a pre-tool event in the agent's words. An Ask
 // for an agent that cannot ask (CanAsk false) is answered as a deny with
 // the approval message: hold the call on the approval broker instead when

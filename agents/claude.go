@@ -61,4 +61,5 @@ var ClaudeCode = register(&Dialect{
 	ExplicitAllow: true,
 	BlockExit:     2,
 	HTTP:          true,
+	SystemMessage: true,
 })

@@ -33,8 +33,9 @@ var CodexCLI = register(&Dialect{
 		"SubagentStart":     {Kind: KindObserve},
 		"SubagentStop":      {Kind: KindObserve},
 	}}},
-	Tools:     codexTools,
-	MCP:       mcpDoubleUnderscore,
-	Style:     StyleHookSpecific,
-	BlockExit: 2,
+	Tools:         codexTools,
+	MCP:           mcpDoubleUnderscore,
+	Style:         StyleHookSpecific,
+	BlockExit:     2,
+	SystemMessage: true,
 })

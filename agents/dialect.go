@@ -103,6 +103,9 @@ type Dialect struct {
 	BlockExit int
 	// HTTP: the agent has an HTTP hook type (only Claude Code).
 	HTTP bool
+	// SystemMessage: the agent shows a top-level "systemMessage" to the
+	// user on any event (Claude Code, Codex, Gemini CLI).
+	SystemMessage bool
 }
 
 var dialects = map[Agent]*Dialect{}

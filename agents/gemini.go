@@ -49,6 +49,7 @@ var GeminiCLI = register(&Dialect{
 	Style:         StyleDecision,
 	ExplicitAllow: true,
 	BlockExit:     2,
+	SystemMessage: true,
 })
 
 // geminiFailed: AfterTool's tool_response carries an optional error.

@@ -27,8 +27,12 @@ const (
 // askKey marks a call whose approvals go to the agent's prompt.
 type askKey struct{}
 
-// asked collects whether an approval was delegated during one authorize.
-type asked struct{ delegated bool }
+// asked collects the approval delegated during one authorize: the
+// asking gate's reason and message become the agent's question.
+type asked struct {
+	delegated       bool
+	reason, message string
+}
 
 func withAsk(ctx context.Context) (context.Context, *asked) {
 	a := &asked{}
@@ -46,7 +50,7 @@ func ApprovalCallback(next controller.ApprovalCallback, now func() time.Time) co
 	}
 	return func(ctx context.Context, req controller.ApprovalRequest) (controller.ApprovalDecision, error) {
 		if a, ok := ctx.Value(askKey{}).(*asked); ok {
-			a.delegated = true
+			a.delegated, a.reason, a.message = true, req.ReasonCode, req.Message
 			return controller.ApprovalDecision{
 				Decision:  abi.DecisionAllow,
 				Approver:  &governance.ActorRef{Kind: "agent_prompt", ID: req.AgentName},

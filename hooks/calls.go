@@ -62,8 +62,10 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 	sess.pending.Hold(key, permits)
 	v := agents.Verdict{Decision: agents.Allow}
 	if delegated != nil && delegated.delegated {
-		v = agents.Verdict{Decision: agents.Ask, ReasonCode: "approval.required",
-			Message: "govhost: this " + ev.ToolName + " call requires approval"}
+		v = agents.Verdict{Decision: agents.Ask, ReasonCode: delegated.reason, Message: delegated.message}
+		if v.Message == "" {
+			v.Message = "govhost: this " + ev.ToolName + " call requires approval"
+		}
 	}
 	return s.verdict(d, ev, v)
 }
@@ -149,5 +151,16 @@ func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 	s.mu.Lock()
 	s.ended[key] = ended
 	s.mu.Unlock()
-	return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev, Ended: ended}
+	return Result{Status: http.StatusOK, Answer: d.Notice(ended.Notice()), Event: ev, Ended: ended}
+}
+
+// Notice tells the user where the session's proof is.
+func (e *Ended) Notice() string {
+	chain := e.Boundary.ChainID.String()
+	verify := "govhost chain export --chain " + chain + " > chain.jsonl && govhost chain verify --file chain.jsonl"
+	if e.Certificate == nil {
+		return "govhost: session closed, task " + e.Boundary.TaskBoundaryID.String() + ", chain " + chain + "; no certificate (" + e.CertifyError + "); " + verify
+	}
+	return "govhost: session certified " + string(e.Certificate.ProcessGrade) + ", certificate " + e.Certificate.CertificateID.String() +
+		", task " + e.Boundary.TaskBoundaryID.String() + ", chain " + chain + "; " + verify
 }

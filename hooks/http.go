@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/govhost/govhost/agents"
+	"github.com/govhost/govhost/governance"
 )
 
 // MaxBody bounds a hook input: tool inputs carry whole files (Write).
@@ -81,7 +82,40 @@ func Handler(s *Service) http.Handler {
 		}
 		_, _ = w.Write(res.Answer.Body)
 	})
+	mux.HandleFunc("GET /v1/hooks/{agent}/sessions/{session}", func(w http.ResponseWriter, r *http.Request) {
+		agent := agents.Agent(r.PathValue("agent"))
+		if agent == "claude-code" {
+			agent = agents.Claude
+		}
+		ended, ok := s.Session(agent, r.PathValue("session"))
+		if !ok {
+			if chain, open := s.ChainOf(agent, r.PathValue("session")); open {
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(SessionBody{Agent: string(agent), SessionID: r.PathValue("session"), State: "open", ChainID: chain.String()})
+				return
+			}
+			writeError(w, http.StatusNotFound, "hook.unknown_session", "no session "+r.PathValue("session")+" of "+string(agent))
+			return
+		}
+		body := SessionBody{Agent: string(agent), SessionID: ended.SessionID, State: "ended", ChainID: ended.Boundary.ChainID.String(),
+			TaskID: ended.Boundary.TaskBoundaryID.String(), Certificate: ended.Certificate, CertifyError: ended.CertifyError, Unreported: ended.Unreported}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	})
 	return mux
+}
+
+// SessionBody answers GET /v1/hooks/{agent}/sessions/{session}: where an
+// agent session's evidence and certificate are.
+type SessionBody struct {
+	Agent        string                      `json:"agent"`
+	SessionID    string                      `json:"session_id"`
+	State        string                      `json:"state"` // "open" or "ended"
+	ChainID      string                      `json:"chain_id"`
+	TaskID       string                      `json:"task_id,omitempty"`
+	Certificate  *governance.TaskCertificate `json:"certificate,omitempty"`
+	CertifyError string                      `json:"certify_error,omitempty"`
+	Unreported   int                         `json:"unreported,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, code, message string) {

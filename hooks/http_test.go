@@ -80,9 +80,33 @@ func TestHandler_ClaudeCodeHTTPHook(t *testing.T) {
 		require.NotEmpty(t, eb.Error.Message)
 	}
 
-	status, _ = postJSON(t, url, claudeEvent(sid, r.ws, "SessionEnd", map[string]any{"reason": "other"}))
+	resp, err := http.Get(srv.URL + "/v1/hooks/claude/sessions/" + sid)
+	require.NoError(t, err)
+	var open hooks.SessionBody
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&open))
+	resp.Body.Close()
+	require.Equal(t, "open", open.State)
+
+	status, body = postJSON(t, url, claudeEvent(sid, r.ws, "SessionEnd", map[string]any{"reason": "other"}))
 	require.Equal(t, 200, status)
+	var notice map[string]string
+	require.NoError(t, json.Unmarshal(body, &notice))
+	require.Contains(t, notice["systemMessage"], "session certified")
+	require.Contains(t, notice["systemMessage"], open.ChainID, "the user is told where the proof is")
 	ended, ok := r.svc.Session("claude", sid)
 	require.True(t, ok)
 	require.NotNil(t, ended.Certificate, ended.CertifyError)
+
+	resp, err = http.Get(srv.URL + "/v1/hooks/claude-code/sessions/" + sid)
+	require.NoError(t, err)
+	var got hooks.SessionBody
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	resp.Body.Close()
+	require.Equal(t, "ended", got.State)
+	require.Equal(t, open.ChainID, got.ChainID)
+	require.Equal(t, ended.Certificate.CertificateID, got.Certificate.CertificateID)
+	resp, err = http.Get(srv.URL + "/v1/hooks/claude/sessions/nope")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 404, resp.StatusCode)
 }

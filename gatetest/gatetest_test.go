@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,7 +20,11 @@ import (
 func newHost(t *testing.T) *host.Host {
 	t.Helper()
 	ctx := context.Background()
-	h, err := host.New(ctx, host.NewConfig().WithPoolSize(1))
+	// The compilation cache the host tests share; a generous call timeout,
+	// since a Go-built guest's runtime start can take long on a loaded
+	// machine (these tests check verdicts, not speed).
+	h, err := host.New(ctx, host.NewConfig().WithPoolSize(1).WithCallTimeout(30*time.Second).
+		WithCompilationCacheDir(filepath.Join(os.TempDir(), "govhost-test-wazero-cache")))
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close(ctx) })
 	return h
@@ -114,4 +121,26 @@ func TestRun_ClosedHost(t *testing.T) {
 	require.NoError(t, err)
 	_, err = gatetest.Run(context.Background(), h, m, f, gatetest.Options{})
 	require.ErrorIs(t, err, host.ErrClosed)
+}
+
+// TestRun_ExtismModule runs cases through a module built with Extism's Go
+// PDK (testdata/extism): govhost test treats both guest ABIs alike.
+func TestRun_ExtismModule(t *testing.T) {
+	h := newHost(t)
+	m := load(t, h, wasmfixtures.Bytes("extism_gate.wasm"))
+	f, err := gatecases.Parse([]byte(`
+config: {deny_tools: [bash]}
+cases:
+  - {name: denied tool, input: {tool: bash}, want: {decision: deny, reason_code: extismgate.tool_denied}}
+  - {name: allowed tool, input: {tool: read}, want: {decision: allow, reason_code: extismgate.allowed}}
+  - {name: a panic is a trap, input: {tool: panic}, want: {decision: deny, reason_code: gate.trap}}
+  - {name: a declared failure is a trap, input: {tool: fail}, want: {decision: deny, reason_code: gate.trap}}
+`), true)
+	require.NoError(t, err)
+	rep, err := gatetest.Run(context.Background(), h, m, f, gatetest.Options{})
+	require.NoError(t, err)
+	require.True(t, rep.OK(), "%+v", rep.Cases)
+	for _, c := range rep.Cases {
+		require.NotContains(t, c.Error, "GUEST-TEXT", "no guest text reaches the report")
+	}
 }

@@ -255,66 +255,75 @@ GOVHOST_API int govhost_json_next(govhost_json_iter *it, govhost_json *key, govh
     return 1;
 }
 
+/* Decodes the next character of a checked string's body at *p (before
+ * end) into u (UTF-8; \u escapes and surrogate pairs decoded, a lone
+ * surrogate as U+FFFD) and advances *p. Returns the number of bytes in u. */
+static int govhost__next_char(const char **p, const char *end, char u[4]) {
+    uint32_t c = (unsigned char)*(*p)++;
+    if (c != '\\') { u[0] = (char)c; return 1; }
+    char e = *(*p)++;
+    switch (e) {
+    case 'b': c = '\b'; break;
+    case 'f': c = '\f'; break;
+    case 'n': c = '\n'; break;
+    case 'r': c = '\r'; break;
+    case 't': c = '\t'; break;
+    case 'u': {
+        const char *q = *p;
+        c = (uint32_t)(govhost__hex(q[0]) << 12 | govhost__hex(q[1]) << 8 | govhost__hex(q[2]) << 4 | govhost__hex(q[3]));
+        *p += 4;
+        q = *p;
+        if (c >= 0xD800 && c <= 0xDBFF && end - q >= 6 && q[0] == '\\' && q[1] == 'u') {
+            uint32_t lo = (uint32_t)(govhost__hex(q[2]) << 12 | govhost__hex(q[3]) << 8 | govhost__hex(q[4]) << 4 | govhost__hex(q[5]));
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+                *p += 6;
+            }
+        }
+        if (c >= 0xD800 && c <= 0xDFFF) c = 0xFFFD; /* lone surrogate */
+        break;
+    }
+    default: c = (unsigned char)e; break; /* " \ / */
+    }
+    if (c < 0x80) { u[0] = (char)c; return 1; }
+    if (c < 0x800) { u[0] = (char)(0xC0 | c >> 6); u[1] = (char)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x10000) { u[0] = (char)(0xE0 | c >> 12); u[1] = (char)(0x80 | (c >> 6 & 0x3F)); u[2] = (char)(0x80 | (c & 0x3F)); return 3; }
+    u[0] = (char)(0xF0 | c >> 18); u[1] = (char)(0x80 | (c >> 12 & 0x3F)); u[2] = (char)(0x80 | (c >> 6 & 0x3F)); u[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
 /* Decodes a string value into dst (cap bytes, NUL-terminated, UTF-8; \u
  * escapes and surrogate pairs decoded). Returns its length, or -1 when v is
- * not a string, does not fit, or decodes to a NUL byte. */
+ * not a string, does not fit, or contains a NUL character. */
 GOVHOST_API int32_t govhost_json_string(govhost_json v, char *dst, int32_t cap) {
     if (govhost_json_kind(v) != GOVHOST_JSON_STRING || cap <= 0) return -1;
     const char *p = v.p + 1, *end = v.p + v.len - 1;
     int32_t n = 0;
     while (p < end) {
-        uint32_t c = (unsigned char)*p++;
-        if (c == '\\') {
-            char e = *p++;
-            switch (e) {
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'n': c = '\n'; break;
-            case 'r': c = '\r'; break;
-            case 't': c = '\t'; break;
-            case 'u':
-                c = (uint32_t)(govhost__hex(p[0]) << 12 | govhost__hex(p[1]) << 8 | govhost__hex(p[2]) << 4 | govhost__hex(p[3]));
-                p += 4;
-                if (c >= 0xD800 && c <= 0xDBFF && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
-                    uint32_t lo = (uint32_t)(govhost__hex(p[2]) << 12 | govhost__hex(p[3]) << 8 | govhost__hex(p[4]) << 4 | govhost__hex(p[5]));
-                    if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                        c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
-                        p += 6;
-                    }
-                }
-                if (c >= 0xD800 && c <= 0xDFFF) c = 0xFFFD; /* lone surrogate */
-                break;
-            default: c = (unsigned char)e; break; /* " \ / */
-            }
-            if (c == 0) return -1;
-            char u[4];
-            int k;
-            if (c < 0x80) { u[0] = (char)c; k = 1; }
-            else if (c < 0x800) { u[0] = (char)(0xC0 | c >> 6); u[1] = (char)(0x80 | (c & 0x3F)); k = 2; }
-            else if (c < 0x10000) { u[0] = (char)(0xE0 | c >> 12); u[1] = (char)(0x80 | (c >> 6 & 0x3F)); u[2] = (char)(0x80 | (c & 0x3F)); k = 3; }
-            else { u[0] = (char)(0xF0 | c >> 18); u[1] = (char)(0x80 | (c >> 12 & 0x3F)); u[2] = (char)(0x80 | (c >> 6 & 0x3F)); u[3] = (char)(0x80 | (c & 0x3F)); k = 4; }
-            if (n + k >= cap) return -1;
-            memcpy(dst + n, u, (size_t)k);
-            n += k;
-            continue;
-        }
-        if (n + 1 >= cap) return -1;
-        dst[n++] = (char)c;
+        char u[4];
+        int k = govhost__next_char(&p, end, u);
+        if (k == 1 && u[0] == 0) return -1;
+        if (n + k >= cap) return -1;
+        memcpy(dst + n, u, (size_t)k);
+        n += k;
     }
     dst[n] = 0;
     return n;
 }
 
-/* Reports whether v is a string equal to s (after decoding escapes). */
+/* Reports whether v is a string equal to s (after decoding escapes), for
+ * strings of any length. */
 GOVHOST_API int govhost_json_eq(govhost_json v, const char *s) {
     if (govhost_json_kind(v) != GOVHOST_JSON_STRING) return 0;
-    size_t n = strlen(s);
-    /* Fast path: no escapes, compare in place. */
-    if (memchr(v.p, '\\', (size_t)v.len) == NULL)
-        return (size_t)v.len == n + 2 && memcmp(v.p + 1, s, n) == 0;
-    char buf[256];
-    if (n >= sizeof buf) return 0;
-    return govhost_json_string(v, buf, sizeof buf) == (int32_t)n && memcmp(buf, s, n) == 0;
+    const char *p = v.p + 1, *end = v.p + v.len - 1;
+    size_t n = strlen(s), i = 0;
+    while (p < end) {
+        char u[4];
+        int k = govhost__next_char(&p, end, u);
+        if (i + (size_t)k > n || memcmp(s + i, u, (size_t)k) != 0) return 0;
+        i += (size_t)k;
+    }
+    return i == n;
 }
 
 /* Sets *out to the member key of object obj (the first one of that name).

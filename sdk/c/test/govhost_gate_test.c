@@ -54,6 +54,15 @@ static void test_strings(void) {
     const char *nul = "\"a\\u0000b\"";
     CHECK(govhost_json_parse(nul, (int32_t)strlen(nul), &v));
     CHECK(govhost_json_string(v, buf, sizeof buf) == -1); /* an embedded NUL is refused */
+    char longdoc[700], longstr[600];
+    memset(longstr, 'a', 599);
+    longstr[599] = 0;
+    snprintf(longdoc, sizeof longdoc, "\"\\u0061%s\"", longstr + 1);
+    CHECK(govhost_json_parse(longdoc, (int32_t)strlen(longdoc), &v));
+    CHECK(govhost_json_eq(v, longstr)); /* escapes in a long string */
+    longstr[598] = 'b';
+    CHECK(!govhost_json_eq(v, longstr));
+    CHECK(!govhost_json_eq(v, "a"));
     const char *lone = "\"\\ud800\"";
     CHECK(govhost_json_parse(lone, (int32_t)strlen(lone), &v));
     CHECK(govhost_json_string(v, buf, sizeof buf) == 3 && strcmp(buf, "\xef\xbf\xbd") == 0);

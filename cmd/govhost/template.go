@@ -35,7 +35,7 @@ func newTemplateWorkspaceCmd() *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&root, "root", "", "workspace root")
+	f.StringVar(&root, "root", "", `workspace root, or "$workspace" for the task's own workspace (one policy for every project)`)
 	f.StringVar(&id, "id", "", "policy id (default: a new UUID)")
 	f.StringVar(&version, "version", "1", "policy version")
 	f.StringVar(&grants, "grants", "", "grant string (read,write:create_file,...); the layer is added only when the flag is given")
@@ -46,13 +46,19 @@ func newTemplateWorkspaceCmd() *cobra.Command {
 }
 
 func workspaceTemplate(cmd *cobra.Command, o policyfile.WorkspaceOptions, root, id, version string) error {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return usageError(err)
+	abs := root
+	// "$workspace" is the task's workspace, resolved by the host per task:
+	// one policy for every project.
+	if !policyfile.IsWorkspaceRef(root) {
+		var err error
+		if abs, err = filepath.Abs(root); err != nil {
+			return usageError(err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
+	var err error
 	o.PolicyID, o.Version, o.Root = uuid.New(), version, abs
 	if id != "" {
 		if o.PolicyID, err = uuid.Parse(id); err != nil {

@@ -56,3 +56,31 @@ func TestTemplate_WorkspaceToolPolicy(t *testing.T) {
 	code, _, _ := runCLI(t, "", "policy", "template", "workspace")
 	require.Equal(t, exitUsage, code)
 }
+
+// --root '$workspace' prints one policy for every project: a dry run (or a
+// task) supplies the workspace.
+func TestTemplate_WorkspaceRef(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	code, policyJSON, stderr := runCLI(t, "", "policy", "template", "workspace", "--root", "$workspace")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, policyJSON, `"root": "$workspace"`)
+	file := filepath.Join(t.TempDir(), "policy.json")
+	require.NoError(t, os.WriteFile(file, []byte(policyJSON), 0o644))
+	req := `{"tool":"write","operation":"create_file","arguments":{"path":"` + root + `/new.txt"}}`
+	for _, tc := range []struct{ workspace, decision, reason string }{
+		{root, "allow", "path.allowed"},
+		{"/", "allow", "path.allowed"},
+		{"", "deny", "path.no_workspace"},
+	} {
+		args := []string{"eval", "--policy", file, "--cache-dir", testCacheDir}
+		if tc.workspace != "" {
+			args = append(args, "--workspace", tc.workspace)
+		}
+		code, stdout, stderr := runCLI(t, req, args...)
+		require.Equal(t, exitOK, code, stderr)
+		res := evalLinesOut(t, stdout)
+		require.Equal(t, tc.decision, res[0].Decision, "%+v", res[0])
+		require.Equal(t, tc.reason, res[0].ReasonCode)
+	}
+}

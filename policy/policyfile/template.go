@@ -3,6 +3,7 @@ package policyfile
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -13,7 +14,9 @@ import (
 type WorkspaceOptions struct {
 	PolicyID uuid.UUID
 	Version  string
-	// Root is the workspace root (absolute; resolve symlinks first).
+	// Root is the workspace root (absolute; resolve symlinks first), or
+	// "$workspace" ("$workspace/sub"): the task's own workspace, so one
+	// policy serves every project.
 	Root string
 	// Grants, when non-nil, adds AgentLane's grant layer with this grant
 	// string; "" is a layer that denies everything.
@@ -43,8 +46,8 @@ var agentlaneTools = []string{"read", "find", "grep", "write", "patch", "bash"}
 // Differences: a request asks the broker once per approving gate (AllOf
 // asks once at the end); network_access stays denied, as in the original.
 func WorkspaceTemplate(o WorkspaceOptions) ([]byte, error) {
-	if o.Root == "" || o.Root[0] != '/' {
-		return nil, errors.New("policyfile: workspace template: root must be an absolute path")
+	if o.Root == "" || (o.Root[0] != '/' && !IsWorkspaceRef(o.Root)) {
+		return nil, errors.New(`policyfile: workspace template: root must be an absolute path or "$workspace"`)
 	}
 	if o.PolicyID == uuid.Nil || o.Version == "" {
 		return nil, errors.New("policyfile: workspace template: policy id and version are required")
@@ -87,4 +90,10 @@ func WorkspaceTemplate(o WorkspaceOptions) ([]byte, error) {
 		})
 	}
 	return json.MarshalIndent(map[string]any{"policy_id": o.PolicyID, "version": o.Version, "gates": gates}, "", "  ")
+}
+
+// IsWorkspaceRef reports a path that names the task's workspace in
+// pathguard's configuration: "$workspace" or "$workspace/…".
+func IsWorkspaceRef(p string) bool {
+	return p == "$workspace" || strings.HasPrefix(p, "$workspace/")
 }

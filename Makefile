@@ -26,7 +26,7 @@ fmt:
 WASM_GO = GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags=-buildid=
 WASM_OUT = internal/wasmfixtures/wasm
 
-BUILTIN_GATES = permission pathguard destructive
+BUILTIN_GATES = permission pathguard destructive duties
 
 # plugins: the built-in gates (embedded by plugins/builtin) and the example gate.
 plugins:

@@ -202,6 +202,20 @@ func (d *decoder) context(c *OperationInfo, scratch *ActorRef) error {
 				}
 				return d.skip()
 			})
+		case "assignments":
+			if d.literal("null") {
+				c.Assignments = nil
+				return nil
+			}
+			list := []Assignment{}
+			if err := d.array(func() error {
+				list = append(list, Assignment{})
+				return d.assignment(&list[len(list)-1])
+			}); err != nil {
+				return err
+			}
+			c.Assignments = &list
+			return nil
 		case "metadata":
 			if d.literal("null") {
 				c.Metadata = nil
@@ -220,6 +234,30 @@ func (d *decoder) context(c *OperationInfo, scratch *ActorRef) error {
 				}
 				c.Metadata[key] = v
 				return nil
+			})
+		}
+		return d.skip()
+	})
+}
+
+func (d *decoder) assignment(a *Assignment) error {
+	return d.object(func(key string) error {
+		switch key {
+		case "duty":
+			return d.str(&a.Duty)
+		case "actor":
+			if d.literal("null") {
+				a.Actor = ActorRef{}
+				return nil
+			}
+			return d.object(func(key string) error {
+				switch key {
+				case "kind":
+					return d.str(&a.Actor.Kind)
+				case "id":
+					return d.str(&a.Actor.ID)
+				}
+				return d.skip()
 			})
 		}
 		return d.skip()

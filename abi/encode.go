@@ -89,6 +89,21 @@ func AppendGateInput(dst []byte, in *GateInput) ([]byte, error) {
 		}
 		dst = append(dst, '}')
 	}
+	if c.Assignments != nil {
+		dst = append(dst, `,"assignments":[`...)
+		for i, a := range *c.Assignments {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"actor":{"kind":`...)
+			dst = AppendString(dst, a.Actor.Kind)
+			dst = appendField(dst, "id", a.Actor.ID)
+			dst = append(dst, `},"duty":`...)
+			dst = AppendString(dst, a.Duty)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
 	if len(dst) > n { // drop the comma before the first member
 		copy(dst[n:], dst[n+1:])
 		dst = dst[:len(dst)-1]

@@ -78,6 +78,18 @@ type OperationInfo struct {
 	AgentName   string            `json:"agent_name,omitempty"`
 	ToolCallID  string            `json:"tool_call_id,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
+	// Assignments is the task's duty history as the host derived it from
+	// committed evidence: which actor performed which duty (the tool of each
+	// completed operation), oldest first. nil when the host supplies no
+	// history (an operation outside a task); an empty list when the task
+	// has none yet. A separation-of-duties gate denies without it.
+	Assignments *[]Assignment `json:"assignments,omitempty"`
+}
+
+// Assignment is one entry of a task's duty history.
+type Assignment struct {
+	Actor ActorRef `json:"actor"`
+	Duty  string   `json:"duty"`
 }
 
 // GateInput is the request a gate evaluates. It is encoded as JSON and

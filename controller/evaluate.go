@@ -113,6 +113,10 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	in.Cwd = cwd
 	in.Workspace = op.workspace
 	in.Context = operationInfo(op.call, op.ctx)
+	if op.home != nil {
+		h := op.home.dutyHistory()
+		in.Context.Assignments = &h
+	}
 	out, err := evaluateIn(ctx, gate, op.ctx.ChainID.String(), in)
 	if err != nil || ctx.Err() != nil {
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil

@@ -31,6 +31,9 @@ type operation struct {
 	recheck      bool
 	// workspace is the task's resolved workspace root ("" for none).
 	workspace string
+	// home is the open task the operation belongs to (nil outside one): its
+	// duty history goes to the gates, and a completion extends it.
+	home *Task
 	// cwd and facts are resolved once per argument version.
 	cwd        string
 	facts      []abi.PathFact
@@ -58,6 +61,7 @@ func newOperation(c *InvocationController, call Call, opctx governance.Operation
 		from = c.openTask(opctx.TaskBoundaryID)
 	}
 	if from != nil {
+		op.home = from
 		op.workspace = from.workspace
 		op.call = call.withContext(from.opts.Context)
 	}
@@ -188,7 +192,14 @@ func (op *operation) complete(ctx context.Context, p *issued, out Outcome) error
 			payload["failure"] = "error"
 		}
 	}
-	return op.record(context.WithoutCancel(ctx), recordSpec{typ: typ, operation: op.opID(), payload: payload})
+	if err := op.record(context.WithoutCancel(ctx), recordSpec{typ: typ, operation: op.opID(), payload: payload}); err != nil {
+		return err
+	}
+	if a, ok := op.ctx.ActorValue(); ok && !out.Failed && op.home != nil {
+		// Only a committed completion is a performed duty.
+		op.home.assign(abi.Assignment{Actor: abi.ActorRef{Kind: a.Kind, ID: a.ID}, Duty: p.Tool})
+	}
+	return nil
 }
 
 // pinPolicy loads the exact snapshot the context pins and checks its

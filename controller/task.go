@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/governance"
 )
 
@@ -53,6 +54,11 @@ type Task struct {
 	openedAt time.Time
 	// workspace is opts.Workspace resolved.
 	workspace string
+
+	// history is the task's duty history (separation of duties): who
+	// completed which tool, in commit order.
+	histMu  sync.Mutex
+	history []abi.Assignment
 
 	// mu orders the task's appends against Close: an operation's append
 	// holds it shared, Close exclusively, so no record of the task's
@@ -214,4 +220,18 @@ func RunTask(ctx context.Context, ctl *InvocationController, opts TaskOptions, f
 	runErr := fn(t)
 	b, closeErr := t.Close(ctx)
 	return b, errors.Join(runErr, closeErr)
+}
+
+// assign adds a committed completion to the task's duty history.
+func (t *Task) assign(a abi.Assignment) {
+	t.histMu.Lock()
+	t.history = append(t.history, a)
+	t.histMu.Unlock()
+}
+
+// dutyHistory returns a copy of the task's duty history (never nil).
+func (t *Task) dutyHistory() []abi.Assignment {
+	t.histMu.Lock()
+	defer t.histMu.Unlock()
+	return append([]abi.Assignment{}, t.history...)
 }

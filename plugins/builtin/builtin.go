@@ -1,5 +1,5 @@
-// Package builtin embeds the three built-in gate modules — permission,
-// pathguard and destructive — as built by `make plugins` from
+// Package builtin embeds the built-in gate modules — permission,
+// pathguard, destructive and duties — as built by `make plugins` from
 // plugins/<name>/wasm. The bytes are committed; CI rebuilds them and fails
 // on any difference, so the digests below name exactly the code in this
 // repository.
@@ -19,6 +19,8 @@ var (
 	pathguardWasm []byte
 	//go:embed destructive.wasm
 	destructiveWasm []byte
+	//go:embed duties.wasm
+	dutiesWasm []byte
 )
 
 // Module is one embedded gate module.
@@ -36,6 +38,7 @@ var modules = func() map[string]Module {
 		"permission":  permissionWasm,
 		"pathguard":   pathguardWasm,
 		"destructive": destructiveWasm,
+		"duties":      dutiesWasm,
 	} {
 		sum := sha256.Sum256(b)
 		m[name] = Module{Name: name, Digest: hex.EncodeToString(sum[:]), Wasm: b}

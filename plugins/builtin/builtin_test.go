@@ -47,7 +47,7 @@ func TestBuiltin_TablesThroughWasm(t *testing.T) {
 }
 
 func TestBuiltin_Lookup(t *testing.T) {
-	require.Equal(t, []string{"destructive", "pathguard", "permission"}, builtin.Names())
+	require.Equal(t, []string{"destructive", "duties", "pathguard", "permission"}, builtin.Names())
 	m, ok := builtin.Lookup("permission")
 	require.True(t, ok)
 	byDigest, ok := builtin.ByDigest(m.Digest)

@@ -20,13 +20,16 @@ func BenchmarkGate_Evaluate(b *testing.B) {
 		{"kind=workspace/case=allow", `{"kind":"workspace","root":"/home/dev/project"}`, "read", "read_file", inside},
 		{"kind=workspace/case=deny", `{"kind":"workspace","root":"/home/dev/project"}`, "read", "read_file", outside},
 		{"kind=path_scope/case=allow", `{"kind":"path_scope","paths":["/home/dev/other","/home/dev/brief.md","/home/dev/project"]}`, "read", "", inside},
+		// The reference for these two is kind=workspace/case=allow above.
+		{"kind=workspace/root=$workspace/case=allow", `{"kind":"workspace","root":"$workspace"}`, "read", "read_file", inside},
+		{"kind=virtual/case=allow", `{"kind":"virtual","mounts":[{"name":"tenant"}],"roots":["/tenant/sessions/s-1"],"cwd":"/tenant/sessions/s-1"}`, "read", "read_file", nil},
 	}
 	for _, c := range cases {
 		g, err := pathguard.New([]byte(c.cfg))
 		if err != nil {
 			b.Fatal(err)
 		}
-		in := abi.GateInput{ABIVersion: 1, Tool: c.tool, Operation: c.op, Arguments: args, Cwd: "/home/dev/project", Paths: c.paths}
+		in := abi.GateInput{ABIVersion: 1, Tool: c.tool, Operation: c.op, Arguments: args, Cwd: "/home/dev/project", Workspace: "/home/dev/project", Paths: c.paths}
 		b.Run("abi=native/"+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()

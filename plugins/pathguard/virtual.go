@@ -63,20 +63,26 @@ func validateVirtual(what, s string) error {
 	if strings.ContainsAny(s, "\x00\\") {
 		return &errVirtual{what + " must not contain NUL or a backslash"}
 	}
-	for _, comp := range strings.Split(s, "/") {
+	for rest := s; ; {
+		comp, tail, more := strings.Cut(rest, "/")
+		rest = tail
 		if len(comp) >= 2 && comp[1] == ':' && (comp[0]|0x20 >= 'a' && comp[0]|0x20 <= 'z') {
 			return &errVirtual{what + " must not contain a drive prefix: " + pyRepr(comp)}
 		}
 		if strings.HasPrefix(comp, "~") {
 			return &errVirtual{what + " must not contain a '~' component: " + pyRepr(comp)}
 		}
+		if !more {
+			return nil
+		}
 	}
-	return nil
 }
 
 func collapseVirtual(parts []string, s string) ([]string, error) {
-	out := append([]string(nil), parts...)
-	for _, comp := range strings.Split(s, "/") {
+	out := append(make([]string, 0, len(parts)+8), parts...)
+	for rest, more := s, true; more; {
+		var comp string
+		comp, rest, more = strings.Cut(rest, "/")
 		switch comp {
 		case "", ".":
 		case "..":

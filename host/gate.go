@@ -67,6 +67,10 @@ func (h *Host) Gate(ctx context.Context, m *Module, configJSON []byte) (*Gate, e
 // callers that want equal configurations to share a pool pass canonical
 // JSON.
 func (h *Host) GateWith(ctx context.Context, m *Module, configJSON []byte, opts GateOptions) (*Gate, error) {
+	// NB: creating the first instance runs guest code (start, _initialize,
+	// gate_configure): counted in flight like a call, so Close waits for it.
+	h.inflight.Add(1)
+	defer h.inflight.Add(-1)
 	if h.closed.Load() {
 		return nil, ErrClosed
 	}

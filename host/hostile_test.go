@@ -404,3 +404,26 @@ func TestGate_LateAnswer(t *testing.T) {
 	require.Equal(t, host.CodeTimeout, ge.Code)
 	require.Equal(t, abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: host.CodeTimeout}, out)
 }
+
+// TestHost_Close_WaitsForGateCreation: closing a host while a gate's first
+// instance runs a spinning start section waits for it (the deadline stops
+// it) instead of releasing the module under it.
+func TestHost_Close_WaitsForGateCreation(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, testConfig().WithCallTimeout(200*time.Millisecond))
+	require.NoError(t, err)
+	m := load(t, h, "start_loop.wasm")
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Gate(ctx, m, nil)
+		done <- err
+	}()
+	time.Sleep(30 * time.Millisecond)
+	require.NoError(t, h.Close(ctx)) // under -race, releasing the module under the guest is reported
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Gate did not end")
+	}
+}

@@ -13,15 +13,13 @@ import (
 	"github.com/govhost/govhost/internal/pgdb"
 )
 
-// The compare-and-append statement (see the package doc). dup finds stored
-// ids and hashes of the batch; moved advances the head only when there is
-// none and the head is where the first record says; ins inserts the
+// The compare-and-append statement (see the package doc): moved advances
+// the head only when it is where the first record says; ins inserts the
 // records only when the head moved. One statement is one transaction, so
-// the head row and the records commit together or not at all.
+// the head row and the records commit together or not at all. A stored
+// record id or chain hash fails the insert on its UNIQUE index, which
+// rolls the head back too; explain then names the rule broken.
 const (
-	appendDup = `WITH dup AS (
-	SELECT 1 FROM evidence_records WHERE record_id = ANY($2::uuid[]) OR chain_hash = ANY($3::text[]) LIMIT 1
-), `
 	appendIns = `, ins AS (
 	INSERT INTO evidence_records (chain_id, sequence, record_id, chain_hash, record)
 	SELECT $1, u.seq, u.id, u.hash, u.rec
@@ -32,16 +30,16 @@ const (
 SELECT count(*) FROM ins`
 
 	// appendNext: the chain exists and its head is ($6, $7).
-	appendNext = appendDup + `moved AS (
+	appendNext = `WITH moved AS (
 	UPDATE evidence_chains SET head_sequence = $8, head_hash = $9
-	WHERE chain_id = $1 AND head_sequence = $6 AND head_hash = $7 AND NOT EXISTS (SELECT 1 FROM dup)
+	WHERE chain_id = $1 AND head_sequence = $6 AND head_hash = $7
 	RETURNING 1
 )` + appendIns
 
 	// appendGenesis: the chain must not exist yet.
-	appendGenesis = appendDup + `moved AS (
+	appendGenesis = `WITH moved AS (
 	INSERT INTO evidence_chains (chain_id, head_sequence, head_hash)
-	SELECT $1, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM dup)
+	VALUES ($1, $6, $7)
 	ON CONFLICT (chain_id) DO NOTHING
 	RETURNING 1
 )` + appendIns
@@ -102,8 +100,8 @@ func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRe
 	case err == nil:
 		return nil, s.explain(ctx, records)
 	case isUniqueViolation(err):
-		// A concurrent writer stored one of our ids or hashes after the
-		// statement's snapshot: a conflict, reported like any other.
+		// A stored (or concurrently stored) id or hash: a conflict,
+		// reported like any other.
 		return nil, s.explain(ctx, records)
 	case pgdb.NotCommitted(err):
 		return nil, pgdb.Wrap("append", err)

@@ -19,10 +19,11 @@
 // # Compare-and-append
 //
 // An append (one record, or one operation's batch) is one SQL statement,
-// hence one transaction: it checks the batch's record ids and chain hashes
-// against the stored ones, moves the chain's head row from the head the
+// hence one transaction: it moves the chain's head row from the head the
 // first record names to the last record's (a conditional UPDATE, or an
-// INSERT for a new chain), and inserts the records only if the head moved.
+// INSERT ... ON CONFLICT DO NOTHING for a new chain) and inserts the
+// records only if the head moved; a stored record id or chain hash fails
+// the insert on its UNIQUE index and rolls the head back with it.
 // Another writer that moved the head first — another govhost server on
 // the same database, or a replay — makes the head condition false: the
 // append inserts nothing and fails with *governance.EvidenceConflictError

@@ -12,20 +12,26 @@ import (
 	"github.com/google/uuid"
 )
 
-var shared struct {
+type sharedServer struct {
 	once sync.Once
 	srv  *Server
 	err  error
 }
+
+// shared is the fsync-off server of the tests; durable the fsync-on one of
+// the benchmarks.
+var shared, durable sharedServer
 
 // Main runs the tests and stops the shared server if one was started:
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func Main(m *testing.M) int {
 	code := m.Run()
-	if shared.srv != nil {
-		if err := shared.srv.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
+	for _, s := range []*sharedServer{&shared, &durable} {
+		if s.srv != nil {
+			if err := s.srv.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
 		}
 	}
 	return code
@@ -52,6 +58,15 @@ func Shared(t testing.TB) *Server {
 	shared.once.Do(func() { shared.srv, shared.err = Start(Options{}) })
 	Require(t, shared.err)
 	return shared.srv
+}
+
+// SharedDurable is Shared with fsync on (Options.Durable), for benchmarks
+// whose figures must include the WAL flush.
+func SharedDurable(t testing.TB) *Server {
+	t.Helper()
+	durable.once.Do(func() { durable.srv, durable.err = Start(Options{Durable: true}) })
+	Require(t, durable.err)
+	return durable.srv
 }
 
 // Schema creates an empty schema on the shared server and returns a DSN

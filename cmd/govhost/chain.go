@@ -119,7 +119,7 @@ func exportChain(ctx context.Context, dir string, chain uuid.UUID, w io.Writer) 
 // openEngine opens the data directory for a short command. A directory a
 // running server holds is refused with a hint.
 func openEngine(ctx context.Context, dir string) (*govhost.Engine, error) {
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: dir, Logger: quietLogger(), Host: dataHostConfig(dir)})
+	eng, err := govhost.Open(ctx, engineOptions(ctx, dir))
 	if errors.Is(err, pebblestore.ErrLocked) {
 		return nil, usageErrorf("%v: the data directory is held by another process (a running govhost serve?)", err)
 	}

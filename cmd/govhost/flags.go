@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -45,4 +46,45 @@ func progress(c *cobra.Command) io.Writer {
 // open) off a command line; warnings and errors still reach stderr.
 func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// storeEnv names the store when --store is not given.
+const storeEnv = "GOVHOST_STORE"
+
+// storeKey carries the root's --store to the commands through their
+// context (one root command per run, no global state).
+type storeKey struct{}
+
+// storeFlag adds the root's persistent --store: where every command that
+// opens a data directory keeps evidence and policies. "pebble" (default)
+// is the Pebble database in the data directory; "postgres" is PostgreSQL
+// through $GOVHOST_DATABASE_URL, or the PG* variables when it is unset; a
+// postgres:// URL names the database itself (prefer the environment: a
+// command line is visible to other users of the machine). The connection
+// string is never printed.
+func storeFlag(root *cobra.Command) {
+	def := "pebble"
+	if env := os.Getenv(storeEnv); env != "" {
+		def = env
+	}
+	root.PersistentFlags().String("store", def, `evidence and policy store: pebble, postgres ($`+govhost.DatabaseURLEnv+` or PG*), or a postgres:// URL (default from $`+storeEnv+` when set)`)
+	// NB: the default is shown in --help; never show a URL there.
+	if f := root.PersistentFlags().Lookup("store"); f != nil && def != "pebble" && def != "postgres" {
+		f.DefValue = "$" + storeEnv
+	}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		store, _ := cmd.Flags().GetString("store")
+		if _, _, err := govhost.PostgresDSN(store); err != nil {
+			return usageError(err)
+		}
+		cmd.SetContext(context.WithValue(cmd.Context(), storeKey{}, store))
+		return nil
+	}
+}
+
+// engineOptions is how every command opens a data directory: its --store,
+// a quiet logger and the shared compilation cache.
+func engineOptions(ctx context.Context, dir string) govhost.Options {
+	store, _ := ctx.Value(storeKey{}).(string)
+	return govhost.Options{Dir: dir, Store: store, Logger: quietLogger(), Host: dataHostConfig(dir)}
 }

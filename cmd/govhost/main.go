@@ -108,6 +108,7 @@ flags or unreadable input.`,
 		RunE:          groupRunE,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	storeFlag(root)
 	for _, r := range registry {
 		parent := root
 		if r.parent != "" {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
+
+	"github.com/govhost/govhost/internal/pgtest"
 )
 
 // runCLI runs govhost in-process with the given stdin and returns its exit
@@ -25,7 +27,7 @@ func TestMain(m *testing.M) {
 	}
 	testCacheDir = dir
 	os.Setenv(cacheEnv, dir)
-	code := m.Run()
+	code := pgtest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -1,7 +1,7 @@
 GO ?= go
 
 
-.PHONY: build test bench bench-speed run fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables \
+.PHONY: build test bench bench-speed run demo fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables \
 	examples examples-test examples-bench sdk-test scaffold-test $(addprefix example-,$(EXAMPLE_LANGS))
 
 build:
@@ -14,8 +14,12 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# run: the main job on the embedded default (see README).
+# run: the main job — the governance sidecar on the embedded default, in
+# ./govhost-data (see README). demo runs an agent session in process.
 run: build
+	./bin/govhost serve --data govhost-data
+
+demo: build
 	./bin/govhost demo --data govhost-data
 
 fmt:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -15,6 +16,8 @@ import (
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/server"
+	"github.com/govhost/govhost/server/client"
 )
 
 func init() {
@@ -66,14 +69,16 @@ invalid, 2 on unreadable or malformed input.`,
 }
 
 func newChainExportCmd() *cobra.Command {
-	var chain, out string
+	var chain, out, addr, tokenFile string
 	var data *string
 	c := &cobra.Command{
-		Use:   "export --chain ID [--data DIR] [--out FILE]",
+		Use:   "export --chain ID [--data DIR | --addr URL] [--out FILE]",
 		Short: "Write a stored chain as JSON Lines, the format chain verify reads",
 		Long: `export writes every record of one evidence chain, in stored order, one JSON
 record a line. Pipe it to 'govhost chain verify --file -' with the head you trust
-(a certificate's evidence_chain_head). An unknown chain is an error (exit 1).`,
+(a certificate's evidence_chain_head). An unknown chain is an error (exit 1).
+While govhost serve holds the data directory, read through it with --addr
+(its token from --token-file, default DATA/token).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := uuid.Parse(chain)
 			if err != nil {
@@ -88,12 +93,17 @@ record a line. Pipe it to 'govhost chain verify --file -' with the head you trus
 				defer f.Close()
 				w = f
 			}
+			if addr != "" {
+				return exportChainFrom(cmd.Context(), addr, tokenFile, *data, id, w)
+			}
 			return exportChain(cmd.Context(), *data, id, w)
 		},
 	}
 	data = dataFlag(c)
 	c.Flags().StringVar(&chain, "chain", "", "chain id (UUID), as a certificate's or a task's chain_id")
 	c.Flags().StringVar(&out, "out", "", "write to FILE instead of stdout")
+	c.Flags().StringVar(&addr, "addr", "", "read through a running govhost serve at this URL (http://127.0.0.1:8181)")
+	c.Flags().StringVar(&tokenFile, "token-file", "", "the server's token file (default DATA/token)")
 	return c
 }
 
@@ -114,6 +124,24 @@ func exportChain(ctx context.Context, dir string, chain uuid.UUID, w io.Writer) 
 		return errChainUnknown
 	}
 	return evidence.WriteJSONL(w, recs)
+}
+
+// exportChainFrom reads a chain through a running server.
+func exportChainFrom(ctx context.Context, addr, tokenFile, dir string, chain uuid.UUID, w io.Writer) error {
+	if tokenFile == "" {
+		tokenFile = filepath.Join(dir, server.TokenFileName)
+	}
+	c, err := client.New(addr, client.TokenFromFile(tokenFile))
+	if err != nil {
+		return usageError(err)
+	}
+	var ce *client.Error
+	if err := c.ExportChain(ctx, chain, w); errors.As(err, &ce) && ce.Code == "chain_not_found" {
+		return errChainUnknown
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // openEngine opens the data directory for a short command. A directory a

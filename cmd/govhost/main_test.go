@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"strings"
@@ -21,6 +22,14 @@ import (
 var testCacheDir string
 
 func TestMain(m *testing.M) {
+	if encoded := os.Getenv(childArgsEnv); encoded != "" {
+		// This test binary is a govhost child process (see startServe).
+		var args []string
+		if err := json.Unmarshal([]byte(encoded), &args); err != nil {
+			panic(err)
+		}
+		os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "govhost-wasm-cache-")
 	if err != nil {
 		panic(err)

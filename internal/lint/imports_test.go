@@ -86,6 +86,12 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"hooks":       {"agents", "controller", "governance", "abi", "hooks"},
 		"hookclient":  {"agents", "hooks", "hookclient"},
 		"hookinstall": {"agents", "hookinstall"},
+		// The sidecar: service over the engine; server over service; the
+		// wire vocabulary and the Go client stay light (no engine).
+		"service":                         {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), filepath.Join("server", "api"), "service"},
+		"server":                          {".", "governance", "evidence", "controller", "abi", "service", "server"},
+		filepath.Join("server", "api"):    {"governance"},
+		filepath.Join("server", "client"): {"governance", filepath.Join("server", "api")},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {

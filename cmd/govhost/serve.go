@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govhost/govhost/server"
+	"github.com/govhost/govhost/service"
+)
+
+func init() { register("", newServeCmd) }
+
+// DefaultAddr is where serve listens unless told otherwise: loopback only.
+const defaultAddr = "127.0.0.1:8181"
+
+type serveOptions struct {
+	data, addr, tokenFile, policy, logLevel string
+	maxBody                                 int64
+	permitLease                             time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var o serveOptions
+	var data *string
+	c := &cobra.Command{
+		Use:   "serve [--data DIR] [--addr HOST:PORT] [--token-file FILE] [--policy FILE]",
+		Short: "Run the governance sidecar: the HTTP API /v1 every agent asks before a tool call",
+		Long: `serve opens the data directory (Pebble evidence and policy stores, the built-in
+Wasm gates), makes sure a policy governs (the default policy on a first start, or
+--policy FILE), and serves the HTTP API /v1 on loopback. Every route but /healthz
+and /readyz needs the bearer token in the token file (created with mode 0600 on
+first start). SIGTERM or SIGINT stops it gracefully: requests in flight finish and
+their evidence is written before the stores close.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.data = *data
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return serve(ctx, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	data = dataFlag(c)
+	f := c.Flags()
+	f.StringVar(&o.addr, "addr", defaultAddr, "listen address (loopback unless you mean it; port 0 picks one)")
+	f.StringVar(&o.tokenFile, "token-file", "", "bearer token file (default DATA/token, created on first start)")
+	f.StringVar(&o.policy, "policy", "", "a policy file to store, activate and bind globally instead of the default policy")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (structured logs on stderr; argument values are never logged)")
+	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "request body limit in bytes")
+	f.DurationVar(&o.permitLease, "permit-lease", 0, "how long a permit waits for its completion (default 10m)")
+	return c
+}
+
+func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usageErrorf("--log-level: %v", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	tokenFile := o.tokenFile
+	if tokenFile == "" {
+		tokenFile = filepath.Join(o.data, server.TokenFileName)
+	}
+	token, created, err := server.LoadOrCreateToken(tokenFile)
+	if err != nil {
+		return usageError(err)
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return usageError(err)
+	}
+	defer ln.Close()
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
+		log.Warn("listening beyond loopback: every client that reaches this address and holds the token can govern", slog.String("addr", ln.Addr().String()))
+	}
+
+	eng, err := openEngine(ctx, o.data)
+	if err != nil {
+		return err
+	}
+	defer eng.Close(context.WithoutCancel(ctx))
+	metrics := server.NewMetrics()
+	svc, err := service.New(eng, service.Options{PermitLease: o.permitLease, Observer: metrics, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	metrics.Watch(svc)
+	pol, installed, err := svc.EnsurePolicy(ctx, o.policy)
+	if err != nil {
+		return invalidError(fmt.Errorf("policy: %w", err))
+	}
+	srv, err := server.New(server.Config{Service: svc, Token: token, MaxBody: o.maxBody, Metrics: metrics, Logger: log})
+	if err != nil {
+		return err
+	}
+	httpSrv := srv.HTTPServer(o.addr)
+	served := make(chan error, 1)
+	go func() { served <- httpSrv.Serve(ln) }()
+
+	// Ready once the active policy's gates are loaded and configured.
+	if err := svc.WarmUp(ctx, pol); err != nil {
+		return invalidError(fmt.Errorf("loading the gates of %s@%s: %w", pol.PolicyID, pol.Version, err))
+	}
+
+	base := "http://" + ln.Addr().String()
+	how := "installed now"
+	if !installed {
+		how = "already active"
+	}
+	tokenNote := ""
+	if created {
+		tokenNote = " (created now, mode 0600)"
+	}
+	fmt.Fprintf(stdout, "govhost serve: listening on %s (data %s)\n", base, o.data)
+	fmt.Fprintf(stdout, "policy: %s@%s digest %s (%s)\n", pol.PolicyID, pol.Version, pol.Digest, how)
+	fmt.Fprintf(stdout, "token: %s%s\n", tokenFile, tokenNote)
+	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
+	srv.SetReady()
+	log.Info("serving", slog.String("addr", base), slog.String("policy", pol.PolicyID.String()+"@"+pol.Version))
+
+	select {
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("shutdown", slog.Any("err", err))
+	}
+	log.Info("stopped")
+	return nil
+}

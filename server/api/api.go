@@ -1,0 +1,253 @@
+// Package api is the wire vocabulary of govhost's HTTP API /v1: the
+// request and response bodies the server writes and the Go client reads.
+// It imports only governance, so a client stays small.
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/governance"
+)
+
+// Decisions an authorization answers.
+const (
+	DecisionAllow   = "allow"
+	DecisionDeny    = "deny"
+	DecisionPending = "pending_approval"
+)
+
+// TaskInfo describes an open or just-closed task.
+type TaskInfo struct {
+	TaskID        uuid.UUID `json:"task_id"`
+	ChainID       uuid.UUID `json:"chain_id"`
+	PolicyID      uuid.UUID `json:"policy_id"`
+	PolicyVersion string    `json:"policy_version"`
+	PolicyDigest  string    `json:"policy_digest"`
+	Workspace     string    `json:"workspace,omitempty"`
+}
+
+// ClosedTask is what closing a task returns: the boundary, the chain head
+// a certificate is minted against, and the operations left without a
+// terminal (authorized, never completed), which keep it from minting.
+type ClosedTask struct {
+	TaskInfo
+	Head                 string      `json:"head"`
+	OpenedAt             time.Time   `json:"opened_at"`
+	ClosedAt             time.Time   `json:"closed_at"`
+	UnfinishedOperations []uuid.UUID `json:"unfinished_operations"`
+}
+
+// PermitInfo is a permit as a client sees it.
+type PermitInfo struct {
+	PermitID       string          `json:"permit_id"`
+	OperationID    uuid.UUID       `json:"operation_id"`
+	TaskID         uuid.UUID       `json:"task_id"`
+	Tool           string          `json:"tool"`
+	ArgumentDigest string          `json:"argument_digest"`
+	Arguments      json.RawMessage `json:"arguments"`
+	ExpiresAt      time.Time       `json:"expires_at"`
+}
+
+// Denial is a recorded deny.
+type Denial struct {
+	OperationID string `json:"operation_id"`
+	GateID      string `json:"gate_id,omitempty"`
+	ReasonCode  string `json:"reason_code"`
+	Message     string `json:"message,omitempty"`
+}
+
+// AuthorizeResult is the answer: a permit, a denial, or (when a gate asked
+// for approval and the wait ran out) the ids to wait on.
+type AuthorizeResult struct {
+	Decision        string      `json:"decision"`
+	Permit          *PermitInfo `json:"permit,omitempty"`
+	Denial          *Denial     `json:"denial,omitempty"`
+	AuthorizationID string      `json:"authorization_id,omitempty"`
+	ApprovalID      string      `json:"approval_id,omitempty"`
+}
+
+// Approval is a brokered request as an approver sees it. Arguments are
+// shown to the approver and never recorded.
+type Approval struct {
+	ApprovalID  string               `json:"approval_id"`
+	OperationID uuid.UUID            `json:"operation_id"`
+	Tool        string               `json:"tool"`
+	Operation   string               `json:"operation,omitempty"`
+	GateID      string               `json:"gate_id"`
+	ReasonCode  string               `json:"reason_code"`
+	Message     string               `json:"message,omitempty"`
+	Actor       *governance.ActorRef `json:"actor,omitempty"`
+	Arguments   json.RawMessage      `json:"arguments,omitempty"`
+	Status      string               `json:"status"`
+	Decision    string               `json:"decision,omitempty"`
+	DecidedAt   *time.Time           `json:"decided_at,omitempty"`
+}
+
+// Certificate is a minted certificate and the chain it certifies.
+type Certificate struct {
+	ChainID     uuid.UUID                  `json:"chain_id"`
+	Certificate governance.TaskCertificate `json:"certificate"`
+}
+
+// PolicySummary names a stored policy version.
+type PolicySummary struct {
+	PolicyID     uuid.UUID `json:"policy_id"`
+	Version      string    `json:"version"`
+	Digest       string    `json:"digest"`
+	ReleaseState string    `json:"release_state"`
+	GateCount    int       `json:"gate_count"`
+}
+
+// GateAnswer is one gate's answer in an evaluation.
+type GateAnswer struct {
+	GateID      string `json:"gate_id"`
+	Level       string `json:"level"`
+	Decision    string `json:"decision"`
+	ReasonCode  string `json:"reason_code"`
+	Message     string `json:"message,omitempty"`
+	MatchedRule string `json:"matched_rule,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// Evaluation is the combined verdict and each gate's answer.
+type Evaluation struct {
+	PolicyID      uuid.UUID    `json:"policy_id"`
+	PolicyVersion string       `json:"policy_version"`
+	Decision      string       `json:"decision"`
+	ReasonCode    string       `json:"reason_code"`
+	Message       string       `json:"message,omitempty"`
+	MatchedRule   string       `json:"matched_rule,omitempty"`
+	Gates         []GateAnswer `json:"gates"`
+}
+
+// OpenTaskRequest is the body of POST /v1/tasks: a policy pin (policy_id
+// and version) or role / resource labels to resolve one (none: the global
+// binding).
+type OpenTaskRequest struct {
+	PolicyID  string               `json:"policy_id,omitempty"`
+	Version   string               `json:"version,omitempty"`
+	Role      string               `json:"role,omitempty"`
+	Resource  string               `json:"resource,omitempty"`
+	Actor     *governance.ActorRef `json:"actor,omitempty"`
+	Workspace string               `json:"workspace,omitempty"`
+}
+
+// TaskList is the body of GET /v1/tasks.
+type TaskList struct {
+	Tasks []TaskInfo `json:"tasks"`
+}
+
+// CallRequest is one tool call as the agent is about to make it.
+type CallRequest struct {
+	Tool       string            `json:"tool"`
+	Operation  string            `json:"operation,omitempty"`
+	Action     string            `json:"action,omitempty"`
+	Arguments  json.RawMessage   `json:"arguments,omitempty"`
+	Cwd        string            `json:"cwd,omitempty"`
+	PathArgs   []string          `json:"path_args,omitempty"`
+	RunID      string            `json:"run_id,omitempty"`
+	AgentName  string            `json:"agent_name,omitempty"`
+	ToolCallID string            `json:"tool_call_id,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+}
+
+// AuthorizeRequest is the body of POST /v1/tasks/{task_id}/authorize.
+type AuthorizeRequest struct {
+	CallRequest
+	// WaitMS is how long the request may wait for an approver (at most
+	// MaxWaitMS); 0 answers pending_approval at once.
+	WaitMS int64 `json:"wait_ms,omitempty"`
+}
+
+// MaxWaitMS bounds every long poll.
+const MaxWaitMS = 60000
+
+// CompleteRequest is the body of POST /v1/tasks/{task_id}/complete: the
+// outcome of a permitted call, never its result.
+type CompleteRequest struct {
+	PermitID     string `json:"permit_id"`
+	Failed       bool   `json:"failed,omitempty"`
+	ErrorClass   string `json:"error_class,omitempty"`
+	ResultDigest string `json:"result_digest,omitempty"`
+	DurationUS   int64  `json:"duration_us,omitempty"`
+}
+
+// Completed answers a recorded completion.
+type Completed struct {
+	PermitID string `json:"permit_id"`
+	Recorded bool   `json:"recorded"`
+}
+
+// MintRequest is the body of POST /v1/chains/{chain_id}/certificate.
+type MintRequest struct {
+	ExpectedHead string `json:"expected_head,omitempty"`
+}
+
+// VerifyRequest is the body of POST /v1/chains/{chain_id}/verify.
+type VerifyRequest struct {
+	ExpectedHead string `json:"expected_head"`
+}
+
+// ActivateRequest is the body of POST /v1/policies/{id}/versions/{v}/activate.
+type ActivateRequest struct {
+	Actor *governance.ActorRef `json:"actor,omitempty"`
+}
+
+// BindRequest is the body of POST /v1/policies/{id}/versions/{v}/bind.
+type BindRequest struct {
+	Scope    string `json:"scope"`
+	Selector string `json:"selector,omitempty"`
+}
+
+// ApprovalList is the body of GET /v1/approvals.
+type ApprovalList struct {
+	Approvals []Approval `json:"approvals"`
+}
+
+// ResolveApprovalRequest is the body of POST /v1/approvals/{approval_id}.
+type ResolveApprovalRequest struct {
+	Decision string               `json:"decision"`
+	Approver *governance.ActorRef `json:"approver,omitempty"`
+}
+
+// Resolved answers a resolved approval.
+type Resolved struct {
+	ApprovalID string `json:"approval_id"`
+	Decision   string `json:"decision"`
+}
+
+// EvaluateRequest is the body of POST /v1/evaluate.
+type EvaluateRequest struct {
+	PolicyID  string      `json:"policy_id,omitempty"`
+	Version   string      `json:"version,omitempty"`
+	Role      string      `json:"role,omitempty"`
+	Resource  string      `json:"resource,omitempty"`
+	Workspace string      `json:"workspace,omitempty"`
+	Call      CallRequest `json:"call"`
+}
+
+// ErrorBody is every error response: a stable code and a message.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the error of an ErrorBody.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Health is the body of /healthz and /readyz.
+type Health struct {
+	Status string `json:"status"`
+}
+
+// ChainHead is the body of GET /v1/chains/{chain_id}/head.
+type ChainHead struct {
+	ChainID  uuid.UUID `json:"chain_id"`
+	Sequence int64     `json:"sequence"`
+	Hash     string    `json:"hash"`
+}

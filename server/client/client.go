@@ -1,0 +1,277 @@
+// Package client is the Go client of govhost's HTTP API /v1, for agents,
+// hooks and proxies that talk to a running `govhost serve`. It imports
+// only the wire vocabulary (server/api), not the engine.
+//
+//	c, err := client.New("http://127.0.0.1:8181", client.TokenFromFile("govhost-data/token"))
+//	task, err := c.OpenTask(ctx, api.OpenTaskRequest{Actor: &governance.ActorRef{Kind: "agent", ID: "coder"}})
+//	res, err := c.Authorize(ctx, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "bash", Arguments: args}})
+//	// res.Decision: allow (res.Permit), deny (res.Denial), pending_approval (c.Wait)
+//	err = c.Complete(ctx, task.TaskID, api.CompleteRequest{PermitID: res.Permit.PermitID})
+//	closed, err := c.CloseTask(ctx, task.TaskID)
+//	cert, err := c.Mint(ctx, closed.ChainID, closed.Head)
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/server/api"
+)
+
+// Error is a refusal by the server: its HTTP status and stable code.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("govhost: %s (HTTP %d): %s", e.Code, e.Status, e.Message)
+}
+
+// ErrUnreachable wraps every failure to get an answer from the server (it
+// is down, the connection broke, the answer was not the API's): a caller
+// that governs tool calls must then fail closed.
+var ErrUnreachable = errors.New("govhost: server unreachable")
+
+// Client talks to one server. Safe for concurrent use.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// Option configures a Client.
+type Option func(*Client) error
+
+// Token sets the bearer token.
+func Token(token string) Option {
+	return func(c *Client) error { c.token = strings.TrimSpace(token); return nil }
+}
+
+// TokenFromFile reads the bearer token from a file (the server's
+// DATA/token).
+func TokenFromFile(path string) Option {
+	return func(c *Client) error {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("govhost: token file: %w", err)
+		}
+		c.token = strings.TrimSpace(string(b))
+		return nil
+	}
+}
+
+// HTTPClient replaces the default http.Client (which has a 90 s timeout,
+// above the longest long poll).
+func HTTPClient(h *http.Client) Option { return func(c *Client) error { c.http = h; return nil } }
+
+// New returns a client of the server at baseURL ("http://127.0.0.1:8181").
+func New(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("govhost: base URL %q: want http(s)://host:port", baseURL)
+	}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), http: &http.Client{Timeout: time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second}}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// do sends one request; body nil sends none. out nil discards the answer.
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%w: reading the answer to %s %s: %v", ErrUnreachable, method, path, err)
+	}
+	return nil
+}
+
+// send returns a 2xx response (its body open) or the server's *Error.
+func (c *Client) send(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	var eb api.ErrorBody
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&eb); err != nil || eb.Error.Code == "" {
+		return nil, fmt.Errorf("%w: HTTP %d from %s %s without an error body", ErrUnreachable, resp.StatusCode, method, path)
+	}
+	return nil, &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message}
+}
+
+// Ready reports whether the server is ready (stores and gates loaded).
+func (c *Client) Ready(ctx context.Context) error { return c.do(ctx, "GET", "/readyz", nil, nil) }
+
+// OpenTask opens a task.
+func (c *Client) OpenTask(ctx context.Context, req api.OpenTaskRequest) (api.TaskInfo, error) {
+	var out api.TaskInfo
+	return out, c.do(ctx, "POST", "/v1/tasks", req, &out)
+}
+
+// Tasks lists the open tasks.
+func (c *Client) Tasks(ctx context.Context) ([]api.TaskInfo, error) {
+	var out api.TaskList
+	return out.Tasks, c.do(ctx, "GET", "/v1/tasks", nil, &out)
+}
+
+// CloseTask closes a task; the answer carries the head to mint against
+// and the operations left unfinished.
+func (c *Client) CloseTask(ctx context.Context, task uuid.UUID) (api.ClosedTask, error) {
+	var out api.ClosedTask
+	return out, c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/close", struct{}{}, &out)
+}
+
+// Authorize asks before a tool call. The answer's Decision is allow
+// (Permit: run the tool with Permit.Arguments, then Complete), deny
+// (Denial) or pending_approval (Wait on AuthorizationID).
+func (c *Client) Authorize(ctx context.Context, task uuid.UUID, req api.AuthorizeRequest) (api.AuthorizeResult, error) {
+	var out api.AuthorizeResult
+	return out, c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/authorize", req, &out)
+}
+
+// Wait long-polls a pending authorization for up to wait (at most
+// api.MaxWaitMS).
+func (c *Client) Wait(ctx context.Context, authorizationID string, wait time.Duration) (api.AuthorizeResult, error) {
+	var out api.AuthorizeResult
+	path := "/v1/authorizations/" + url.PathEscape(authorizationID) + "?wait_ms=" + strconv.FormatInt(wait.Milliseconds(), 10)
+	return out, c.do(ctx, "GET", path, nil, &out)
+}
+
+// Complete reports the outcome of a permitted call.
+func (c *Client) Complete(ctx context.Context, task uuid.UUID, req api.CompleteRequest) error {
+	return c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/complete", req, nil)
+}
+
+// Approvals lists the approvals waiting for a decision.
+func (c *Client) Approvals(ctx context.Context) ([]api.Approval, error) {
+	var out api.ApprovalList
+	return out.Approvals, c.do(ctx, "GET", "/v1/approvals", nil, &out)
+}
+
+// ResolveApproval answers a pending approval with "allow" or "deny".
+func (c *Client) ResolveApproval(ctx context.Context, id string, req api.ResolveApprovalRequest) error {
+	return c.do(ctx, "POST", "/v1/approvals/"+url.PathEscape(id), req, nil)
+}
+
+// Mint certifies a closed task's chain against the head the caller trusts
+// (empty: the stored head).
+func (c *Client) Mint(ctx context.Context, chain uuid.UUID, expectedHead string) (api.Certificate, error) {
+	var out api.Certificate
+	return out, c.do(ctx, "POST", "/v1/chains/"+chain.String()+"/certificate", api.MintRequest{ExpectedHead: expectedHead}, &out)
+}
+
+// Certificate fetches a certificate the server minted.
+func (c *Client) Certificate(ctx context.Context, id uuid.UUID) (api.Certificate, error) {
+	var out api.Certificate
+	return out, c.do(ctx, "GET", "/v1/certificates/"+id.String(), nil, &out)
+}
+
+// ExportChain copies a chain as JSON Lines (what chain verify reads) to w.
+func (c *Client) ExportChain(ctx context.Context, chain uuid.UUID, w io.Writer) error {
+	resp, err := c.send(ctx, "GET", "/v1/chains/"+chain.String(), nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
+// ChainHead returns a chain's head.
+func (c *Client) ChainHead(ctx context.Context, chain uuid.UUID) (api.ChainHead, error) {
+	var out api.ChainHead
+	return out, c.do(ctx, "GET", "/v1/chains/"+chain.String()+"/head", nil, &out)
+}
+
+// VerifyChain verifies a stored chain against a trusted head.
+func (c *Client) VerifyChain(ctx context.Context, chain uuid.UUID, expectedHead string) (governance.VerificationResult, error) {
+	var out governance.VerificationResult
+	return out, c.do(ctx, "POST", "/v1/chains/"+chain.String()+"/verify", api.VerifyRequest{ExpectedHead: expectedHead}, &out)
+}
+
+// PutPolicy stores a policy file (JSON) as a staged version.
+func (c *Client) PutPolicy(ctx context.Context, file json.RawMessage) (api.PolicySummary, error) {
+	var out api.PolicySummary
+	return out, c.do(ctx, "POST", "/v1/policies", file, &out)
+}
+
+// ActivatePolicy activates a staged version.
+func (c *Client) ActivatePolicy(ctx context.Context, id uuid.UUID, version string, actor *governance.ActorRef) (api.PolicySummary, error) {
+	var out api.PolicySummary
+	return out, c.do(ctx, "POST", "/v1/policies/"+id.String()+"/versions/"+url.PathEscape(version)+"/activate", api.ActivateRequest{Actor: actor}, &out)
+}
+
+// BindPolicy binds an active version to a scope.
+func (c *Client) BindPolicy(ctx context.Context, id uuid.UUID, version string, req api.BindRequest) error {
+	return c.do(ctx, "POST", "/v1/policies/"+id.String()+"/versions/"+url.PathEscape(version)+"/bind", req, nil)
+}
+
+// ResolvePolicy returns the version role / resource resolve to.
+func (c *Client) ResolvePolicy(ctx context.Context, role, resource string) (api.PolicySummary, error) {
+	var out api.PolicySummary
+	q := url.Values{}
+	if role != "" {
+		q.Set("role", role)
+	}
+	if resource != "" {
+		q.Set("resource", resource)
+	}
+	path := "/v1/policies/resolve"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	return out, c.do(ctx, "GET", path, nil, &out)
+}
+
+// Evaluate asks what a policy's gates would answer, recording nothing.
+func (c *Client) Evaluate(ctx context.Context, req api.EvaluateRequest) (api.Evaluation, error) {
+	var out api.Evaluation
+	return out, c.do(ctx, "POST", "/v1/evaluate", req, &out)
+}

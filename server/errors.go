@@ -1,0 +1,84 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/service"
+)
+
+// Codes the server itself answers with, besides the service's.
+const (
+	codeUnauthorized     = "unauthorized"
+	codeMalformedJSON    = "malformed_json"
+	codeTrailingData     = "trailing_data"
+	codeUnknownField     = "unknown_field"
+	codeBodyTooLarge     = "body_too_large"
+	codeUnsupportedMedia = "unsupported_media_type"
+	codeNotFound         = "not_found"
+	codeNotReady         = "not_ready"
+	codeInternal         = "internal"
+)
+
+// statusOf maps every stable code to its one HTTP status.
+var statusOf = map[string]int{
+	codeUnauthorized:                     http.StatusUnauthorized,
+	codeMalformedJSON:                    http.StatusBadRequest,
+	codeTrailingData:                     http.StatusBadRequest,
+	codeUnknownField:                     http.StatusBadRequest,
+	codeBodyTooLarge:                     http.StatusRequestEntityTooLarge,
+	codeUnsupportedMedia:                 http.StatusUnsupportedMediaType,
+	codeNotFound:                         http.StatusNotFound,
+	codeNotReady:                         http.StatusServiceUnavailable,
+	codeInternal:                         http.StatusInternalServerError,
+	string(service.CodeInvalidRequest):   http.StatusBadRequest,
+	string(service.CodeTaskNotFound):     http.StatusNotFound,
+	string(service.CodePolicyNotFound):   http.StatusNotFound,
+	string(service.CodePolicyInvalid):    http.StatusUnprocessableEntity,
+	string(service.CodePolicyConflict):   http.StatusConflict,
+	string(service.CodeModuleNotFound):   http.StatusUnprocessableEntity,
+	string(service.CodeChainNotFound):    http.StatusNotFound,
+	string(service.CodeNotMintable):      http.StatusConflict,
+	string(service.CodeCertNotFound):     http.StatusNotFound,
+	string(service.CodeApprovalNotFound): http.StatusNotFound,
+	string(service.CodeAuthzNotFound):    http.StatusNotFound,
+	string(service.CodePermitUnknown):    http.StatusNotFound,
+	string(service.CodePermitUsed):       http.StatusConflict,
+	string(service.CodePermitExpired):    http.StatusGone,
+	string(service.CodePermitWrongTask):  http.StatusForbidden,
+	string(service.CodeTaskClosed):       http.StatusConflict,
+	string(service.CodeTooManyTasks):     http.StatusTooManyRequests,
+	string(service.CodeUnavailable):      http.StatusServiceUnavailable,
+}
+
+// writeError answers with the stable error body. An error without a code
+// is internal: logged, and answered without its text.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code, msg := string(service.CodeOf(err)), ""
+	var he *httpError
+	if errors.As(err, &he) {
+		code, msg = he.code, he.msg
+	} else if code != "" {
+		var se *service.Error
+		errors.As(err, &se)
+		msg = se.Message
+	}
+	status, ok := statusOf[code]
+	if !ok {
+		s.log.Error("request failed", slog.String("route", r.Pattern), slog.Any("err", err))
+		code, msg, status = codeInternal, "internal error (logged by the server)", http.StatusInternalServerError
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="govhost"`)
+	}
+	writeJSON(w, status, api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg}})
+}
+
+// httpError is a refusal decided by the server (decoding, auth, routing).
+type httpError struct{ code, msg string }
+
+func (e *httpError) Error() string { return e.code + ": " + e.msg }
+
+func refuse(code, msg string) error { return &httpError{code: code, msg: msg} }

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/service"
+)
+
+// DefaultMaxBody bounds a request body (a policy file, a call's arguments).
+const DefaultMaxBody = 1 << 20
+
+// Config configures a Server.
+type Config struct {
+	Service *service.Service
+	// Token is the bearer token every route but /healthz and /readyz needs.
+	Token string
+	// MaxBody bounds request bodies (default DefaultMaxBody).
+	MaxBody int64
+	Metrics *Metrics
+	Logger  *slog.Logger
+}
+
+// Server is the HTTP API over one service.
+type Server struct {
+	svc         *service.Service
+	tokenDigest [32]byte
+	maxBody     int64
+	metrics     *Metrics
+	log         *slog.Logger
+	ready       atomic.Bool
+	mux         *http.ServeMux
+	// stop ends long-lived responses (event streams) at shutdown.
+	stop     context.Context
+	stopFunc context.CancelFunc
+}
+
+// route is one documented endpoint; Routes lists them for the OpenAPI test.
+type route struct {
+	method, pattern string
+	public          bool
+	handle          func(s *Server, w http.ResponseWriter, r *http.Request) error
+}
+
+// Routes returns every route as "METHOD PATTERN".
+func Routes() []string {
+	out := make([]string, len(routes))
+	for i, rt := range routes {
+		out[i] = rt.method + " " + rt.pattern
+	}
+	return out
+}
+
+// New returns a server; it answers 503 on /readyz until SetReady.
+func New(cfg Config) (*Server, error) {
+	if cfg.Service == nil || len(cfg.Token) < 32 {
+		return nil, errors.New("server: Config needs a Service and a Token of at least 32 characters")
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{svc: cfg.Service, tokenDigest: sha256.Sum256([]byte(cfg.Token)), maxBody: cfg.MaxBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
+	s.stop, s.stopFunc = context.WithCancel(context.Background())
+	for _, rt := range routes {
+		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+	}
+	if s.metrics != nil {
+		metrics := promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})
+		s.mux.Handle("GET /metrics", s.wrap(route{method: "GET", pattern: "/metrics", handle: func(_ *Server, w http.ResponseWriter, r *http.Request) error {
+			metrics.ServeHTTP(w, r)
+			return nil
+		}}))
+	}
+	s.mux.Handle("/", s.wrap(route{pattern: "/", handle: func(_ *Server, _ http.ResponseWriter, r *http.Request) error {
+		return refuse(codeNotFound, "no route "+r.Method+" "+r.URL.Path)
+	}}))
+	return s, nil
+}
+
+// SetReady marks the stores and gates loaded.
+func (s *Server) SetReady() { s.ready.Store(true) }
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Shutdown ends the event streams so http.Server.Shutdown can finish.
+func (s *Server) Shutdown() { s.stopFunc() }
+
+// HTTPServer returns an http.Server with the server's timeouts: reading a
+// request is bounded, writing allows the longest long poll, idle
+// keep-alive connections are closed after two minutes.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	srv := &http.Server{
+		Addr: addr, Handler: s.mux,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(s.Shutdown)
+	return srv
+}
+
+// statusWriter remembers the status for metrics and logs.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wrap adds authentication, the body limit, metrics and the request log.
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		r.Body = http.MaxBytesReader(sw, r.Body, s.maxBody)
+		var err error
+		if !rt.public && !s.authenticate(r) {
+			err = refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")
+		} else {
+			err = rt.handle(s, sw, r)
+		}
+		if err != nil {
+			s.writeError(sw, r, err)
+		}
+		took := time.Since(start)
+		pattern := rt.pattern
+		if s.metrics != nil {
+			s.metrics.request(pattern, r.Method, sw.status, took)
+		}
+		s.log.Debug("request", slog.String("method", r.Method), slog.String("route", pattern), slog.Int("status", sw.status), slog.Duration("took", took))
+	})
+}

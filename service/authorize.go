@@ -1,0 +1,274 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"github.com/govhost/govhost/server/api"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/governance"
+)
+
+// AuthorizeRequest is one tool call an agent is about to make.
+type AuthorizeRequest struct {
+	Tool       string
+	Operation  string
+	Action     string
+	Arguments  json.RawMessage
+	Cwd        string
+	PathArgs   []string
+	RunID      string
+	AgentName  string
+	ToolCallID string
+	Metadata   map[string]string
+	// Wait is how long this request may wait for an approver when a gate
+	// asks for approval; zero answers "pending" at once.
+	Wait time.Duration
+}
+
+// Decisions an authorization answers.
+const (
+	DecisionAllow   = api.DecisionAllow
+	DecisionDeny    = api.DecisionDeny
+	DecisionPending = api.DecisionPending
+)
+
+type PermitInfo = api.PermitInfo
+
+type Denial = api.Denial
+
+type AuthorizeResult = api.AuthorizeResult
+
+// Authorize runs the first phase of a governed call in task taskID. A
+// require_approval parks the authorization with the broker: the answer is
+// then pending, with an authorization id for Wait and the approval id an
+// approver resolves.
+func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, req AuthorizeRequest) (AuthorizeResult, error) {
+	if req.Tool == "" {
+		return AuthorizeResult{}, failf(CodeInvalidRequest, "tool is required")
+	}
+	t, err := s.task(taskID)
+	if err != nil {
+		return AuthorizeResult{}, err
+	}
+	call := controller.Call{
+		Tool: req.Tool, Operation: req.Operation, Action: req.Action, Arguments: req.Arguments, Cwd: req.Cwd,
+		PathArgs: req.PathArgs, RunID: req.RunID, AgentName: req.AgentName, ToolCallID: req.ToolCallID, Metadata: req.Metadata,
+	}
+	a := s.authz.start()
+	// The authorization outlives the request when it waits for an approver:
+	// its records are written to the end whatever the client does.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ApprovalTimeout)
+	actx = context.WithValue(actx, authzKey{}, a)
+	go func() {
+		defer cancel()
+		p, err := t.Authorize(actx, call)
+		a.finish(p, err)
+	}()
+	return s.await(ctx, a, req.Wait)
+}
+
+// Wait answers a pending authorization: its result once decided, or
+// pending again after wait.
+func (s *Service) Wait(ctx context.Context, authorizationID string, wait time.Duration) (AuthorizeResult, error) {
+	a := s.authz.get(authorizationID)
+	if a == nil {
+		return AuthorizeResult{}, failf(CodeAuthzNotFound, "authorization %q is not waiting here (unknown, already answered, or from before a restart)", authorizationID)
+	}
+	return s.await(ctx, a, wait)
+}
+
+func (s *Service) await(ctx context.Context, a *authorization, wait time.Duration) (AuthorizeResult, error) {
+	var timeout <-chan time.Time
+	pending := a.pending
+	for {
+		select {
+		case <-a.done:
+			s.authz.drop(a.id)
+			return a.result()
+		case <-pending:
+			if wait <= 0 {
+				return a.pendingResult(), nil
+			}
+			if timeout == nil {
+				timer := time.NewTimer(wait)
+				defer timer.Stop()
+				timeout = timer.C
+			}
+			pending = nil // the approval id is known; wait for the end
+		case <-timeout:
+			return a.pendingResult(), nil
+		case <-ctx.Done():
+			return a.pendingResult(), nil
+		}
+	}
+}
+
+// authzKey carries an authorization through the controller to the
+// approval callback.
+type authzKey struct{}
+
+// authorization is one authorize in flight, or parked for approval.
+type authorization struct {
+	id      string
+	done    chan struct{}
+	pending chan struct{} // closed once a gate asked for approval
+	asked   sync.Once
+
+	mu         sync.Mutex
+	approvalID string
+	permit     controller.Permit
+	err        error
+	finished   time.Time
+}
+
+func (a *authorization) finish(p controller.Permit, err error) {
+	a.mu.Lock()
+	a.permit, a.err, a.finished = p, err, time.Now()
+	a.mu.Unlock()
+	close(a.done)
+}
+
+func (a *authorization) pendingResult() AuthorizeResult {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return AuthorizeResult{Decision: DecisionPending, AuthorizationID: a.id, ApprovalID: a.approvalID}
+}
+
+func (a *authorization) result() (AuthorizeResult, error) {
+	a.mu.Lock()
+	p, err := a.permit, a.err
+	a.mu.Unlock()
+	if err == nil {
+		return AuthorizeResult{Decision: DecisionAllow, Permit: &PermitInfo{
+			PermitID: p.ID, OperationID: p.OperationID, TaskID: p.TaskBoundaryID, Tool: p.Tool,
+			ArgumentDigest: p.ArgumentDigest, Arguments: p.Arguments, ExpiresAt: p.ExpiresAt,
+		}}, nil
+	}
+	var de *governance.GovernanceDeniedError
+	var ee *governance.GovernanceEvidenceError
+	switch {
+	case errors.As(err, &de):
+		return AuthorizeResult{Decision: DecisionDeny, Denial: &Denial{OperationID: de.OperationID, GateID: de.GateID, ReasonCode: de.ReasonCode, Message: de.Message}}, nil
+	case errors.Is(err, controller.ErrTaskClosed):
+		return AuthorizeResult{}, fail(CodeTaskClosed, err)
+	case errors.As(err, &ee):
+		return AuthorizeResult{}, &Error{Code: CodeUnavailable, Message: errUnavailable.Error() + ": " + ee.Error(), Err: err}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return AuthorizeResult{}, fail(CodeUnavailable, err)
+	}
+	// What remains is the call's own: arguments that are not a JSON object.
+	return AuthorizeResult{}, fail(CodeInvalidRequest, err)
+}
+
+// authorizations holds the authorizations a client may still ask about.
+type authorizations struct {
+	mu        sync.Mutex
+	byID      map[string]*authorization
+	byOp      map[uuid.UUID]*authorization // waiting for an approval
+	lastSweep time.Time
+}
+
+// retainAnswered is how long an answered authorization nobody collected
+// is kept.
+const retainAnswered = 15 * time.Minute
+
+func (b *authorizations) init() { b.byID = map[string]*authorization{} }
+
+func (b *authorizations) start() *authorization {
+	a := &authorization{id: uuid.NewString(), done: make(chan struct{}), pending: make(chan struct{})}
+	now := time.Now()
+	b.mu.Lock()
+	b.byID[a.id] = a
+	if now.Sub(b.lastSweep) > time.Second {
+		b.lastSweep = now
+		for id, old := range b.byID {
+			old.mu.Lock()
+			stale := !old.finished.IsZero() && now.Sub(old.finished) > retainAnswered
+			old.mu.Unlock()
+			if stale {
+				delete(b.byID, id)
+			}
+		}
+	}
+	b.mu.Unlock()
+	return a
+}
+
+func (b *authorizations) get(id string) *authorization {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byID[id]
+}
+
+func (b *authorizations) drop(id string) {
+	b.mu.Lock()
+	delete(b.byID, id)
+	b.mu.Unlock()
+}
+
+// CompleteRequest reports the outcome of a permitted call.
+type CompleteRequest struct {
+	PermitID     string
+	Failed       bool
+	ErrorClass   string
+	ResultDigest string
+	Duration     time.Duration
+}
+
+// Complete records the outcome of a permitted call in task taskID.
+func (s *Service) Complete(ctx context.Context, taskID uuid.UUID, req CompleteRequest) error {
+	if req.PermitID == "" {
+		return failf(CodeInvalidRequest, "permit_id is required")
+	}
+	err := s.ctl.Complete(ctx, req.PermitID, controller.Outcome{
+		TaskBoundaryID: taskID, Failed: req.Failed, ErrorClass: req.ErrorClass, ResultDigest: req.ResultDigest, Duration: req.Duration,
+	})
+	var ve *governance.ValidationError
+	var ee *governance.GovernanceEvidenceError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, controller.ErrPermitUnknown):
+		return fail(CodePermitUnknown, err)
+	case errors.Is(err, controller.ErrPermitUsed):
+		return fail(CodePermitUsed, err)
+	case errors.Is(err, controller.ErrPermitExpired):
+		return fail(CodePermitExpired, err)
+	case errors.Is(err, controller.ErrPermitWrongTask):
+		return fail(CodePermitWrongTask, err)
+	case errors.Is(err, controller.ErrPermitTaskClosed):
+		return fail(CodeTaskClosed, err)
+	case errors.As(err, &ve):
+		return fail(CodeInvalidRequest, err)
+	case errors.As(err, &ee):
+		return fail(CodeUnavailable, err)
+	}
+	return err
+}
+
+func (b *authorizations) watch(op uuid.UUID, a *authorization) {
+	b.mu.Lock()
+	if b.byOp == nil {
+		b.byOp = map[uuid.UUID]*authorization{}
+	}
+	b.byOp[op] = a
+	b.mu.Unlock()
+}
+
+func (b *authorizations) unwatch(op uuid.UUID) {
+	b.mu.Lock()
+	delete(b.byOp, op)
+	b.mu.Unlock()
+}
+
+func (b *authorizations) watching(op uuid.UUID) *authorization {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byOp[op]
+}

@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,7 +185,7 @@ func TestServe_SIGKILLMidLoadThenRestart(t *testing.T) {
 		mu        sync.Mutex
 		completed []acked
 		chains    = map[uuid.UUID]uuid.UUID{} // task → chain
-		pending   []api.PermitInfo           // authorized, never completed
+		pending   []api.PermitInfo            // authorized, never completed
 		calls     atomic.Int64
 		wg        sync.WaitGroup
 	)
@@ -257,4 +257,3 @@ func TestServe_SIGKILLMidLoadThenRestart(t *testing.T) {
 	require.NoError(t, s2.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, 0, s2.wait(t))
 }
-

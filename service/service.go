@@ -149,6 +149,20 @@ func (g observedGate) Evaluate(ctx context.Context, in abi.GateInput) (abi.GateO
 	return out, err
 }
 
+// EvaluateChain keeps the inner gate's chain isolation (controller.ChainGate).
+func (g observedGate) EvaluateChain(ctx context.Context, chain string, in abi.GateInput) (abi.GateOutput, error) {
+	cg, ok := g.Gate.(controller.ChainGate)
+	if !ok {
+		return g.Evaluate(ctx, in)
+	}
+	start := time.Now()
+	out, err := cg.EvaluateChain(ctx, chain, in)
+	g.obs.GateEvaluated(g.id, out.Decision, out.ReasonCode, time.Since(start), err != nil)
+	return out, err
+}
+
+var _ controller.ChainGate = observedGate{}
+
 // observedEvidence times appends; it keeps the store's batch append.
 type observedEvidence struct {
 	evidence.Store

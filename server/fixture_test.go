@@ -137,7 +137,6 @@ func (e *env) records() int {
 	}
 }
 
-
 // specChecker validates requests and responses against openapi.yaml: every
 // response must be documented and match its schema; a request the server
 // accepted (2xx) must match the documented request.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/certify"
+	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 )
 
@@ -133,4 +134,28 @@ func TestCheck_Refuses(t *testing.T) {
 			require.Equal(t, c.code, ce.Code, "%v", err)
 		})
 	}
+}
+
+// BenchmarkCheck: every mint rule over a 30-record task chain, against
+// chain verification alone of the same records (the reference: Check
+// runs it first).
+func BenchmarkCheck(b *testing.B) {
+	tk := runTask(b, true)
+	ev := tk.evidence()
+	b.Run("check", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := certify.Check(ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("verify_only", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if res := evidence.VerifyRecords(ev.Records, ev.ExpectedHead); !res.Valid {
+				b.Fatal(res)
+			}
+		}
+	})
 }

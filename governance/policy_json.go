@@ -245,7 +245,18 @@ func (b *PolicyBinding) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// policyKeys are every key of the policy wire forms (snapshot, gate
+// binding, actor, policy binding).
+var policyKeys = []string{
+	"policy_id", "version", "digest", "gate_bindings", "release_state", "activated_at", "activated_by",
+	"gate_id", "adapter_id", "level", "order", "tool_ids", "module_digest", "config", "transform",
+	"kind", "id", "binding_id", "scope", "selector", "policy_version", "created_at",
+}
+
 func decodePolicyJSON(data []byte, v any, field string) error {
+	if err := checkExactKeys(data, field, policyKeys); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -223,6 +223,11 @@ func TestPolicySnapshot_UnmarshalJSON_Tampered(t *testing.T) {
 		{"unknown level", `"level":"hard"`, `"level":"fatal"`, "gate_bindings[0].level"},
 		{"digest malformed", s.Digest(), "xyz", "digest"},
 		{"unknown field", `"version":"1"`, `"version":"1","extra":1`, "policy_snapshot"},
+		// encoding/json would read these as the genuine keys (case-insensitive,
+		// last duplicate wins) where every other reader sees another policy.
+		{"case-variant key", `"level":"hard"`, `"Level":"hard"`, "policy_snapshot"},
+		{"case-variant duplicate", `"level":"hard"`, `"level":"soft","Level":"hard"`, "policy_snapshot"},
+		{"exact duplicate", `"level":"hard"`, `"level":"soft","level":"hard"`, "level"},
 		{"missing order", `"order":0,`, ``, "gate_bindings[0].order"},
 		{"active without time", `"release_state":"staged"`, `"release_state":"active"`, "activated_at"},
 		{"staged with time", `"activated_at":null`, `"activated_at":"2026-01-01T00:00:00.000000Z"`, "activated_at"},

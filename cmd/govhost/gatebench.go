@@ -48,11 +48,11 @@ on the machine: compare gates measured in the same run.`,
 			}
 			mods := make([]gatebench.Module, 0, len(gates))
 			for _, ref := range gates {
-				wasm, err := gatetest.ReadModule(ref)
+				wasm, builtinGate, err := gatetest.ReadModule(ref)
 				if err != nil {
 					return usageError(err)
 				}
-				mods = append(mods, gatebench.Module{Name: ref, Wasm: wasm})
+				mods = append(mods, gatebench.Module{Name: ref, Wasm: wasm, Trusted: builtinGate})
 			}
 			opts.Host = host.NewConfig().WithCallTimeout(timeout)
 			res, err := gatebench.Run(cmd.Context(), mods, w, opts)

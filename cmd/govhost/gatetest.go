@@ -64,7 +64,7 @@ func runTest(ctx context.Context, files []string, gateRef, config, digest, cache
 		}
 		cases = append(cases, f)
 	}
-	wasm, err := gatetest.ReadModule(gateRef)
+	wasm, builtinGate, err := gatetest.ReadModule(gateRef)
 	if err != nil {
 		return usageError(err)
 	}
@@ -77,7 +77,7 @@ func runTest(ctx context.Context, files []string, gateRef, config, digest, cache
 	if digest != "" {
 		expected = digest
 	}
-	m, err := h.Load(ctx, wasm, expected)
+	m, err := gatetest.LoadModule(ctx, h, wasm, builtinGate, expected)
 	if err != nil {
 		return usageErrorf("%s: %v", gateRef, err)
 	}

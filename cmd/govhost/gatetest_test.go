@@ -100,17 +100,17 @@ func TestTest_UsageErrors(t *testing.T) {
 
 func TestBench_Compare(t *testing.T) {
 	in := writeFile(t, "in.jsonl", `{"tool":"bash","arguments":{"command":"rm -rf /"}}`)
-	code, stdout, stderr := runCLI(t, "", "bench", "--compare", "--gate", "destructive", "--gate", fixtureFile(t, "c_gate.wasm"),
+	code, stdout, stderr := runCLI(t, "", "bench", "--compare", "--gate", fixtureFile(t, "allow.wasm"), "--gate", fixtureFile(t, "c_gate.wasm"),
 		"--input", in, "--iterations", "20", "--warmup", "2", "--cold-runs", "1")
 	if code != exitOK {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{`| destructive |`, `c_gate.wasm |`, "| 1.00× |", "20 timed calls per gate"} {
+	for _, want := range []string{`allow.wasm |`, `c_gate.wasm |`, "| 1.00× |", "20 timed calls per gate"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("missing %q in\n%s", want, stdout)
 		}
 	}
-	code, stdout, _ = runCLI(t, "", "bench", "--json", "--gate", "destructive", "--input", in, "--iterations", "5", "--warmup", "1", "--cold-runs", "1")
+	code, stdout, _ = runCLI(t, "", "bench", "--json", "--gate", fixtureFile(t, "c_gate.wasm"), "--input", in, "--iterations", "5", "--warmup", "1", "--cold-runs", "1")
 	var res []map[string]any
 	if code != exitOK || json.Unmarshal([]byte(stdout), &res) != nil || len(res) != 1 || res[0]["decisions"] == nil {
 		t.Fatalf("code %d\n%s", code, stdout)

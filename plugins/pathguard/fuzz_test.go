@@ -1,6 +1,8 @@
 package pathguard_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/govhost/govhost/abi"
@@ -22,6 +24,8 @@ func FuzzEvaluate(f *testing.F) {
 		`{"kind":"guard_paths","denied_paths":["x*"]}`,
 		`{"kind":"workspace","root":"/ws"}`,
 		`{"kind":"path_scope","paths":["/ws","/b/file.md"],"allowed_operations":["read_file","create_file","execute_command"]}`,
+		`{"kind":"guard_paths","allowed_paths":["$workspace"],"denied_paths":["$workspace/secret"]}`,
+		`{"kind":"workspace","root":"$workspace/sub"}`,
 	} {
 		g, err := pathguard.New([]byte(cfg))
 		if err != nil {
@@ -34,7 +38,7 @@ func FuzzEvaluate(f *testing.F) {
 		if exists {
 			kind = abi.PathKindFile
 		}
-		in := abi.GateInput{Tool: tool, Operation: op, Cwd: cwd, Arguments: []byte(`{"path":1}`),
+		in := abi.GateInput{Tool: tool, Operation: op, Cwd: cwd, Workspace: cwd, Arguments: []byte(`{"path":1}`),
 			Paths: []abi.PathFact{{Arg: arg, Raw: raw, Resolved: resolved, Exists: exists, Kind: kind, NearestExisting: nearest}}}
 		for _, g := range gates {
 			out := g.Evaluate(in)
@@ -50,6 +54,44 @@ func FuzzEvaluate(f *testing.F) {
 			default:
 				t.Fatalf("decision %q", out.Decision)
 			}
+		}
+	})
+}
+
+// FuzzVirtual feeds arbitrary logical paths to the virtual kind: it must not
+// panic, and must never allow a path normalize_virtual_path refuses (NUL,
+// backslash, a "~" or drive-prefixed component) or one outside its root.
+func FuzzVirtual(f *testing.F) {
+	for _, p := range []string{"notes.md", "/tenant/s-1/a", "../s-2/x", "../../..", "~/x", "C:/x", "a\\b", "/ro/x", "/", ""} {
+		f.Add(p, "read_file")
+		f.Add(p, "create_file")
+	}
+	g, err := pathguard.New([]byte(`{"kind":"virtual","mounts":[{"name":"tenant"},{"name":"ro","read_only":true}],"roots":["/tenant/s-1","/ro"],"cwd":"/tenant/s-1"}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, p, op string) {
+		args, _ := json.Marshal(map[string]string{"path": p})
+		out := g.Evaluate(abi.GateInput{Tool: "t", Operation: op, Arguments: args})
+		switch out.Decision {
+		case abi.DecisionAllow:
+			if strings.ContainsAny(p, "\x00\\") {
+				t.Fatalf("allowed %q", p)
+			}
+			for _, comp := range strings.Split(p, "/") {
+				if strings.HasPrefix(comp, "~") || (len(comp) >= 2 && comp[1] == ':' && (comp[0]|0x20 >= 'a' && comp[0]|0x20 <= 'z')) {
+					t.Fatalf("allowed %q", p)
+				}
+			}
+			if out.ReasonCode == pathguard.ReasonAllowed && out.MatchedRule != "/tenant/s-1" && out.MatchedRule != "/ro" {
+				t.Fatalf("allowed %q by %q", p, out.MatchedRule)
+			}
+		case abi.DecisionDeny:
+			if out.Message == "" {
+				t.Fatal("deny without message")
+			}
+		default:
+			t.Fatalf("decision %q", out.Decision)
 		}
 	})
 }

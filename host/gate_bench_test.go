@@ -264,6 +264,7 @@ func BenchmarkGate_Isolation(b *testing.B) {
 	for _, c := range []struct{ name, fixture, config string }{
 		{"abi=native/logic=wat", "allow.wasm", ""},
 		{"abi=native/logic=trivial_go", "trivial_go.wasm", ""},
+		{"abi=native/logic=sdk", "toolgate.wasm", ""},
 		{"abi=extism/logic=trivial_go", "extism_gate.wasm", `{"mode":"trivial"}`},
 	} {
 		m, err := h.Load(ctx, wasmfixtures.Bytes(c.fixture), host.AnyDigest)

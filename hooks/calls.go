@@ -45,7 +45,13 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 			s.abandon(ctx, sess, permits, "not_run")
 			var denied *governance.GovernanceDeniedError
 			if errors.As(err, &denied) {
-				return s.verdict(d, ev, agents.Verdict{Decision: agents.Deny, ReasonCode: denied.ReasonCode, Message: denied.Message})
+				msg := denied.Message
+				if msg == "" {
+					// Some denials carry no gate message (policy.no_gate_binding):
+					// the model and the person still need a reason.
+					msg = "govhost denied this " + ev.ToolName + " call (" + denied.ReasonCode + ")"
+				}
+				return s.verdict(d, ev, agents.Verdict{Decision: agents.Deny, ReasonCode: denied.ReasonCode, Message: msg})
 			}
 			return refused(http.StatusInternalServerError, "hook.authorize_failed", err, ev)
 		}

@@ -97,9 +97,14 @@ func TestCert_BundleVerifyKeyRotate(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, stdout, `"record_type":"record_superseded"`)
 	corrected := filepath.Join(t.TempDir(), "corrected")
-	code, _, stderr = runCLI(t, "", "cert", "bundle", "--data", data, "--task", task, "--out", corrected)
+	code, _, stderr = runCLI(t, "", "cert", "bundle", "--data", data, "--task", task, "--out", corrected, "--checkpoint-log", log)
 	require.Equal(t, exitOK, code, stderr)
-	verifyReport(t, exitOK, corrected)
+	verifyReport(t, exitOK, corrected, "--key", newKey, "--checkpoints", log)
+	// The bundle made before the correction is the chain truncated to an
+	// earlier valid head: the later checkpoint in the log catches it.
+	rep = verifyReport(t, exitInvalid, bundle, "--key", vkey, "--key", newKey, "--checkpoints", log)
+	require.Equal(t, "checkpoint", rep["rule"])
+	require.Contains(t, rep["reason"], "truncated")
 	code, _, _ = runCLI(t, "", "chain", "supersede", "--data", data, "--chain", first["chain_id"].(string), "--record", first["record_id"].(string), "--reason-code", "x")
 	require.Equal(t, exitUsage, code, "a correction naming no field")
 

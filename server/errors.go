@@ -51,6 +51,7 @@ var statusOf = map[string]int{
 	string(service.CodeTaskClosed):       http.StatusConflict,
 	string(service.CodeTooManyTasks):     http.StatusTooManyRequests,
 	string(service.CodeUnavailable):      http.StatusServiceUnavailable,
+	string(service.CodeEvidenceConflict): http.StatusConflict,
 }
 
 // writeError answers with the stable error body. An error without a code

@@ -158,7 +158,9 @@ func (a *authorization) result() (AuthorizeResult, error) {
 	case errors.Is(err, controller.ErrTaskClosed):
 		return AuthorizeResult{}, fail(CodeTaskClosed, err)
 	case errors.As(err, &ee):
-		return AuthorizeResult{}, &Error{Code: CodeUnavailable, Message: errUnavailable.Error() + ": " + ee.Error(), Err: err}
+		refusal := evidenceFailure(err)
+		refusal.Message = errUnavailable.Error() + ": " + ee.Error()
+		return AuthorizeResult{}, refusal
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return AuthorizeResult{}, fail(CodeUnavailable, err)
 	}
@@ -247,7 +249,7 @@ func (s *Service) Complete(ctx context.Context, taskID uuid.UUID, req CompleteRe
 	case errors.As(err, &ve):
 		return fail(CodeInvalidRequest, err)
 	case errors.As(err, &ee):
-		return fail(CodeUnavailable, err)
+		return evidenceFailure(err)
 	}
 	return err
 }

@@ -3,6 +3,8 @@ package service
 import (
 	"errors"
 	"fmt"
+
+	"github.com/govhost/govhost/governance"
 )
 
 // Code is a stable, machine-readable reason a request was refused. The
@@ -28,7 +30,22 @@ const (
 	CodeTaskClosed       Code = "task_closed"
 	CodeTooManyTasks     Code = "too_many_open_tasks"
 	CodeUnavailable      Code = "unavailable" // evidence could not be recorded; nothing was decided
+	// CodeEvidenceConflict: another writer (another govhost server on the
+	// same database) moved the chain's head first; nothing was appended
+	// and nothing is retried.
+	CodeEvidenceConflict Code = "evidence_conflict"
 )
+
+// evidenceFailure is the refusal for evidence that could not be recorded:
+// a conflict with another writer has its own code, everything else
+// (the store unreachable, a full disk) is unavailable.
+func evidenceFailure(err error) *Error {
+	var ce *governance.EvidenceConflictError
+	if errors.As(err, &ce) {
+		return fail(CodeEvidenceConflict, err)
+	}
+	return fail(CodeUnavailable, err)
+}
 
 // Error is a refused request: a stable code and a message for people.
 type Error struct {

@@ -120,7 +120,7 @@ func (s *Service) CloseTask(ctx context.Context, id uuid.UUID) (ClosedTask, erro
 		return ClosedTask{}, failf(CodeTaskNotFound, "task %s is already closed", id)
 	}
 	if err != nil {
-		return ClosedTask{}, fail(CodeUnavailable, err)
+		return ClosedTask{}, evidenceFailure(err)
 	}
 	s.mu.Lock()
 	delete(s.tasks, id)

@@ -63,7 +63,9 @@ gate-tables: build
 EXAMPLES_OUT = build/examples
 EXAMPLE_LANGS = go c rust assemblyscript
 CLANG_WASM = clang --target=wasm32-wasi --sysroot=/usr -O2 -mexec-model=reactor -Wl,--strip-debug -Wall -Wextra -Werror
-RUSTC ?= rustc
+# Debian's rustc (1.63, with libstd-rust-dev-wasm32) builds wasm32-wasi; a
+# rustup rustc earlier on PATH may lack that target, so prefer Debian's.
+RUSTC ?= $(if $(wildcard /usr/bin/rustc),/usr/bin/rustc,rustc)
 RUST_WASM = $(RUSTC) --edition 2021 --target wasm32-wasi -O -C strip=symbols
 ASC ?= sdk/assemblyscript/node_modules/.bin/asc
 ASC_GATE = $(ASC) -O3 --runtime incremental --exportStart _initialize --use abort=sdk/assemblyscript/assembly/index/gateAbort

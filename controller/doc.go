@@ -9,6 +9,12 @@
 // Invoke is their in-process composition; a remote agent (through
 // govhost serve) runs its callable between the two.
 //
+// A task carries what every call in it shares: its workspace root
+// (TaskOptions.Workspace, passed to gates as abi.GateInput.Workspace) and
+// its execution context (run and agent ids, metadata, merged into each
+// call). DryRun evaluates a call against a snapshot's gates without a
+// task, evidence or the tool, as `govhost eval` does.
+//
 // It sees gates only through the Gate and GateProvider interfaces (the Wasm
 // host implements them), so it is testable with Go fakes. The token makes
 // an accidental internal bypass detectable; it is a library boundary, not a

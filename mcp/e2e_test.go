@@ -1,0 +1,482 @@
+package mcp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/mcp"
+	"github.com/govhost/govhost/policy/policyfile"
+)
+
+// The test binary doubles as the proxy a real MCP client launches: with
+// GOVHOST_MCP_TEST_PROXY set it runs one embedded-engine session over
+// stdio and exits with the upstream's status.
+func TestMain(m *testing.M) {
+	if os.Getenv("GOVHOST_MCP_TEST_PROXY") != "" {
+		os.Exit(helperProxy())
+	}
+	os.Exit(m.Run())
+}
+
+// helperProxy: GOVHOST_MCP_TEST_DATA (data dir), GOVHOST_MCP_TEST_POLICY
+// (policy file), GOVHOST_MCP_TEST_APPROVAL ("hold": approvals wait until
+// the call is cancelled), GOVHOST_MCP_TEST_HIDE ("1": --hide-denied); the
+// upstream command follows "--".
+func helperProxy() int {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	args := os.Args[1:]
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: os.Getenv("GOVHOST_MCP_TEST_DATA")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 1
+	}
+	defer eng.Close(ctx)
+	snap, err := policyfile.LoadFile(os.Getenv("GOVHOST_MCP_TEST_POLICY"), eng.Gates.Resolver("."))
+	if err == nil {
+		err = eng.Policies.Put(ctx, snap)
+	}
+	if err == nil {
+		snap, err = eng.Policies.Activate(ctx, snap.PolicyID(), snap.Version(), nil, time.Now())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper: policy:", err)
+		return 1
+	}
+	cfg := controller.Config{}
+	if os.Getenv("GOVHOST_MCP_TEST_APPROVAL") == "hold" {
+		cfg.Approvals = func(ctx context.Context, req controller.ApprovalRequest) (controller.ApprovalDecision, error) {
+			log.Info("helper: approval pending", "tool", req.Tool)
+			<-ctx.Done()
+			return controller.ApprovalDecision{}, ctx.Err()
+		}
+	}
+	ctl, err := eng.NewController(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 1
+	}
+	task, err := ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: snap.PolicyID(), Version: snap.Version()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 1
+	}
+	gov := &mcp.TaskGovernor{Ctl: ctl, Task: task, Issuer: eng.Issuer(), Evidence: eng.Evidence, CertDir: filepath.Join(os.Getenv("GOVHOST_MCP_TEST_DATA"), "certificates")}
+	cwd, _ := os.Getwd()
+	p := &mcp.Proxy{Name: "fs", Governor: gov, Cwd: cwd, Log: log, HideDenied: os.Getenv("GOVHOST_MCP_TEST_HIDE") == "1",
+		Bound: mcp.PolicyBound(eng.Policies, snap.PolicyID(), snap.Version())}
+	return p.Session(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// npmDir returns mcp/testdata/npm with its node_modules installed, or
+// skips (fails under CI).
+func npmDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("testdata/npm")
+	require.NoError(t, err)
+	_, nodeErr := exec.LookPath("node")
+	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"))
+	if nodeErr != nil || modErr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node or mcp/testdata/npm/node_modules missing (run `npm ci` in mcp/testdata/npm): %v %v", nodeErr, modErr)
+		}
+		t.Skip("needs node and `npm ci` in mcp/testdata/npm")
+	}
+	return dir
+}
+
+// e2e is one session: the real TypeScript SDK client runs this test binary
+// as its proxy, which runs the real server-filesystem (through tap.mjs,
+// which records what the upstream receives).
+type e2e struct {
+	t       *testing.T
+	root    string // the allowed directory, resolved
+	data    string
+	tapLog  string
+	client  *exec.Cmd
+	stdin   io.WriteCloser
+	mu      sync.Mutex
+	answers map[int]json.RawMessage
+	events  []string
+	stderr  *syncBuffer
+	next    int
+	lines   chan json.RawMessage
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fsTools are the server-filesystem tools the test policy binds.
+var fsTools = []string{"read_text_file", "read_multiple_files", "write_file", "move_file", "list_directory", "create_directory", "edit_file"}
+
+type e2eOptions struct {
+	sideEffectApproval bool
+	approval           string
+	hide               bool
+}
+
+func startE2E(t *testing.T, o e2eOptions) *e2e {
+	t.Helper()
+	npm := npmDir(t)
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(tmp, "allowed")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "notes.txt"), []byte("inside the workspace\n"), 0o644))
+	ids := make([]string, len(fsTools))
+	for i, tool := range fsTools {
+		ids[i] = mcp.ToolID("fs", tool)
+	}
+	policy, err := policyfile.WorkspaceTemplate(policyfile.WorkspaceOptions{
+		PolicyID: uuid.New(), Version: "1", Root: root, Tools: ids, RequireApprovalForSideEffects: o.sideEffectApproval,
+	})
+	require.NoError(t, err)
+	policyPath := filepath.Join(tmp, "policy.json")
+	require.NoError(t, os.WriteFile(policyPath, policy, 0o644))
+
+	self, err := os.Executable()
+	require.NoError(t, err)
+	e := &e2e{t: t, root: root, data: filepath.Join(tmp, "data"), tapLog: filepath.Join(tmp, "upstream-input.log"),
+		answers: map[int]json.RawMessage{}, stderr: &syncBuffer{}, lines: make(chan json.RawMessage, 64)}
+	e.client = exec.Command("node", filepath.Join(npm, "client.mjs"),
+		self, "--", "node", filepath.Join(npm, "tap.mjs"), e.tapLog,
+		"node", filepath.Join(npm, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), root)
+	e.client.Dir = tmp
+	hide := ""
+	if o.hide {
+		hide = "1"
+	}
+	e.client.Env = append(os.Environ(), "GOVHOST_MCP_TEST_PROXY=1", "GOVHOST_MCP_TEST_DATA="+e.data,
+		"GOVHOST_MCP_TEST_POLICY="+policyPath, "GOVHOST_MCP_TEST_APPROVAL="+o.approval, "GOVHOST_MCP_TEST_HIDE="+hide)
+	e.client.Stderr = e.stderr
+	e.stdin, err = e.client.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := e.client.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, e.client.Start())
+	t.Cleanup(func() {
+		_ = e.client.Process.Kill()
+		_ = e.client.Wait()
+		if t.Failed() {
+			t.Logf("client/proxy/upstream stderr:\n%s", e.stderr.String())
+		}
+	})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			e.lines <- json.RawMessage(append([]byte(nil), sc.Bytes()...))
+		}
+		close(e.lines)
+	}()
+	ev := e.event("connected")
+	require.Contains(t, string(ev), "secure-filesystem-server")
+	return e
+}
+
+// event waits for a client line with "event": name.
+func (e *e2e) event(name string) json.RawMessage {
+	e.t.Helper()
+	return e.await(func(m map[string]json.RawMessage) bool { return string(m["event"]) == strconv.Quote(name) })
+}
+
+func (e *e2e) await(match func(map[string]json.RawMessage) bool) json.RawMessage {
+	e.t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		e.mu.Lock()
+		for _, l := range e.pending() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(l, &m) == nil && match(m) {
+				e.mu.Unlock()
+				return l
+			}
+		}
+		e.mu.Unlock()
+		select {
+		case l, ok := <-e.lines:
+			if !ok {
+				e.t.Fatalf("client ended; stderr:\n%s", e.stderr.String())
+			}
+			e.mu.Lock()
+			e.events = append(e.events, string(l))
+			e.mu.Unlock()
+		case <-deadline:
+			e.t.Fatalf("timed out; stderr:\n%s", e.stderr.String())
+		}
+	}
+}
+
+func (e *e2e) pending() []json.RawMessage {
+	out := make([]json.RawMessage, len(e.events))
+	for i, s := range e.events {
+		out[i] = json.RawMessage(s)
+	}
+	return out
+}
+
+// send sends a step and returns its id.
+func (e *e2e) send(step map[string]any) int {
+	e.t.Helper()
+	e.next++
+	step["id"] = e.next
+	b, err := json.Marshal(step)
+	require.NoError(e.t, err)
+	_, err = e.stdin.Write(append(b, '\n'))
+	require.NoError(e.t, err)
+	return e.next
+}
+
+func (e *e2e) answer(id int) map[string]json.RawMessage {
+	e.t.Helper()
+	l := e.await(func(m map[string]json.RawMessage) bool { return string(m["id"]) == strconv.Itoa(id) })
+	var m map[string]json.RawMessage
+	require.NoError(e.t, json.Unmarshal(l, &m))
+	return m
+}
+
+type toolResult struct {
+	IsError bool `json:"isError"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+func (e *e2e) call(name string, args map[string]any) toolResult {
+	e.t.Helper()
+	a := e.answer(e.send(map[string]any{"op": "call", "name": name, "arguments": args}))
+	require.Contains(e.t, a, "result", "answer: %v", a)
+	var r toolResult
+	require.NoError(e.t, json.Unmarshal(a["result"], &r))
+	return r
+}
+
+// upstreamSaw returns the tools/call lines the upstream received.
+func (e *e2e) upstreamSaw() string {
+	b, _ := os.ReadFile(e.tapLog)
+	return string(b)
+}
+
+// finish closes the client and returns the certificate file the proxy
+// printed, after checking the proxy's own exit.
+func (e *e2e) finish() string {
+	e.t.Helper()
+	e.answer(e.send(map[string]any{"op": "close"}))
+	require.NoError(e.t, e.client.Wait())
+	return e.certificate()
+}
+
+var certLine = regexp.MustCompile(`govhost mcp: session closed; certificate: (\S+)`)
+
+func (e *e2e) certificate() string {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := certLine.FindStringSubmatch(e.stderr.String()); m != nil {
+			return m[1]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatalf("no certificate line; stderr:\n%s", e.stderr.String())
+	return ""
+}
+
+// verify re-opens the data directory, verifies the session's chain against
+// the certificate's head, and returns the chain's record types.
+func (e *e2e) verify(certPath string) []governance.EvidenceType {
+	e.t.Helper()
+	b, err := os.ReadFile(certPath)
+	require.NoError(e.t, err)
+	var file struct {
+		ChainID     uuid.UUID                  `json:"chain_id"`
+		Certificate governance.TaskCertificate `json:"certificate"`
+	}
+	require.NoError(e.t, json.Unmarshal(b, &file))
+	require.NoError(e.t, file.Certificate.Validate())
+	ctx := context.Background()
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: e.data})
+	require.NoError(e.t, err)
+	defer eng.Close(ctx)
+	res, err := eng.Evidence.Verify(ctx, file.ChainID, file.Certificate.EvidenceChainHead)
+	require.NoError(e.t, err)
+	require.True(e.t, res.Valid, "the session's chain verifies against its certificate: %+v", res)
+	recs, err := eng.Evidence.Read(ctx, file.ChainID, -1)
+	require.NoError(e.t, err)
+	types := make([]governance.EvidenceType, len(recs))
+	for i, r := range recs {
+		types[i] = r.RecordType
+		require.NotContains(e.t, r.PayloadJSON, "inside the workspace", "evidence never holds results")
+	}
+	return types
+}
+
+func count(types []governance.EvidenceType, t governance.EvidenceType) int {
+	n := 0
+	for _, x := range types {
+		if x == t {
+			n++
+		}
+	}
+	return n
+}
+
+// TestE2E_FilesystemServer: list, an allowed read, a denied read and write
+// the upstream never sees, several path arguments and arrays of paths, a
+// malformed line from the client, then a certified session.
+func TestE2E_FilesystemServer(t *testing.T) {
+	e := startE2E(t, e2eOptions{})
+
+	list := e.answer(e.send(map[string]any{"op": "list"}))
+	var tools []string
+	require.NoError(t, json.Unmarshal(list["tools"], &tools))
+	require.Contains(t, tools, "read_text_file")
+	require.Contains(t, tools, "move_file")
+
+	r := e.call("read_text_file", map[string]any{"path": filepath.Join(e.root, "notes.txt")})
+	require.False(t, r.IsError, "%+v", r)
+	require.Equal(t, "inside the workspace\n", r.Content[0].Text)
+
+	r = e.call("read_text_file", map[string]any{"path": "/etc/passwd"})
+	require.True(t, r.IsError)
+	require.Contains(t, r.Content[0].Text, "/etc/passwd", "the model sees the gate's message")
+	outside := filepath.Join(filepath.Dir(e.root), "outside.txt")
+	r = e.call("write_file", map[string]any{"path": outside, "content": "x"})
+	require.True(t, r.IsError)
+	_, err := os.Stat(outside)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	// Several path arguments: both must be inside.
+	r = e.call("move_file", map[string]any{"source": filepath.Join(e.root, "notes.txt"), "destination": outside})
+	require.True(t, r.IsError, "a destination outside the root is denied")
+	r = e.call("move_file", map[string]any{"source": filepath.Join(e.root, "notes.txt"), "destination": filepath.Join(e.root, "moved.txt")})
+	require.False(t, r.IsError, "%+v", r)
+	// An array of paths: every element must be inside.
+	r = e.call("read_multiple_files", map[string]any{"paths": []string{filepath.Join(e.root, "moved.txt"), "/etc/hostname"}})
+	require.True(t, r.IsError)
+	r = e.call("read_multiple_files", map[string]any{"paths": []string{filepath.Join(e.root, "moved.txt")}})
+	require.False(t, r.IsError, "%+v", r)
+	require.Contains(t, r.Content[0].Text, "inside the workspace")
+
+	// Relative paths are refused for this server (it resolves them against
+	// its allowed directories, not its working directory).
+	r = e.call("read_text_file", map[string]any{"path": "moved.txt"})
+	require.True(t, r.IsError)
+	require.Contains(t, r.Content[0].Text, "absolute path")
+
+	saw := e.upstreamSaw()
+	require.NotContains(t, saw, "/etc/passwd", "a denied call never reaches the upstream")
+	require.NotContains(t, saw, "outside.txt")
+	require.NotContains(t, saw, "/etc/hostname")
+	require.Contains(t, saw, `"tools/call"`)
+
+	types := e.verify(e.finish())
+	require.Equal(t, governance.TaskClosed, types[len(types)-1])
+	require.Equal(t, 7, count(types, governance.OperationStarted))
+	require.Equal(t, 4, count(types, governance.OperationDenied))
+	require.Equal(t, 3, count(types, governance.CallableCompleted))
+}
+
+// TestE2E_UpstreamKilledMidCall: a read blocks on a FIFO; the upstream is
+// killed; the client gets an error, the operation is recorded failed, the
+// task still certifies, and the proxy exits with the upstream's status.
+func TestE2E_UpstreamKilledMidCall(t *testing.T) {
+	e := startE2E(t, e2eOptions{})
+	fifo := filepath.Join(e.root, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	id := e.send(map[string]any{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": fifo}})
+	pid := e.upstreamPID()
+	e.waitFor(func() bool { return strings.Contains(e.upstreamSaw(), "pipe") })
+	time.Sleep(200 * time.Millisecond) // let the server open the FIFO
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	a := e.answer(id)
+	require.Contains(t, a, "error", "the client gets an error: %v", a)
+	e.event("closed")
+	types := e.verify(e.certificate())
+	require.Equal(t, 1, count(types, governance.CallableFailed))
+	require.NoError(t, e.client.Wait(), "the client exits when its transport closes")
+	require.Contains(t, e.stderr.String(), "session closed; certificate")
+}
+
+// TestE2E_CancelledHeldCall: a write held for approval is cancelled by the
+// client: it never reaches the upstream and is recorded as denied.
+func TestE2E_CancelledHeldCall(t *testing.T) {
+	e := startE2E(t, e2eOptions{sideEffectApproval: true, approval: "hold"})
+	target := filepath.Join(e.root, "held.txt")
+	id := e.send(map[string]any{"op": "call", "name": "write_file", "arguments": map[string]any{"path": target, "content": "x"}, "abort_ms": 500})
+	a := e.answer(id)
+	require.Contains(t, a, "error", "%v", a)
+	require.Contains(t, e.stderr.String(), "helper: approval pending")
+	e.waitFor(func() bool { return strings.Contains(e.stderr.String(), "held call cancelled by the client") })
+	require.NotContains(t, e.upstreamSaw(), "held.txt")
+	_, err := os.Stat(target)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	types := e.verify(e.finish())
+	require.Equal(t, 1, count(types, governance.OperationDenied))
+}
+
+func (e *e2e) waitFor(cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("condition not met; stderr:\n%s", e.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var pidLine = regexp.MustCompile(`tap: upstream pid (\d+)`)
+
+func (e *e2e) upstreamPID() int {
+	e.t.Helper()
+	var pid int
+	e.waitFor(func() bool {
+		m := pidLine.FindStringSubmatch(e.stderr.String())
+		if m != nil {
+			pid, _ = strconv.Atoi(m[1])
+		}
+		return m != nil
+	})
+	return pid
+}

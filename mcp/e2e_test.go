@@ -22,9 +22,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/mcp"
+	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
@@ -35,8 +38,41 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GOVHOST_MCP_TEST_PROXY") != "" {
 		os.Exit(helperProxy())
 	}
-	os.Exit(m.Run())
+	// One compilation cache for every proxy the tests start: the built-in
+	// gates compile once (slow under -race), not once per session.
+	cache, err := os.MkdirTemp("", "govhost-mcp-wasm-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("GOVHOST_MCP_TEST_CACHE", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
+
+// warmCache compiles the built-in gates into the shared cache once.
+var warmCache = sync.OnceValue(func() error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "govhost-mcp-warm-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cfg := host.NewConfig().WithCompilationCacheDir(os.Getenv("GOVHOST_MCP_TEST_CACHE"))
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: dir, Host: &cfg})
+	if err != nil {
+		return err
+	}
+	defer eng.Close(ctx)
+	for _, name := range builtin.Names() {
+		m, _ := builtin.Lookup(name)
+		if !eng.Gates.ModuleAvailable(m.Digest) {
+			return fmt.Errorf("built-in %s does not load", name)
+		}
+	}
+	return nil
+})
 
 // helperProxy: GOVHOST_MCP_TEST_DATA (data dir), GOVHOST_MCP_TEST_POLICY
 // (policy file), GOVHOST_MCP_TEST_APPROVAL ("hold": approvals wait until
@@ -52,7 +88,8 @@ func helperProxy() int {
 			break
 		}
 	}
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: os.Getenv("GOVHOST_MCP_TEST_DATA")})
+	hostCfg := host.NewConfig().WithCompilationCacheDir(os.Getenv("GOVHOST_MCP_TEST_CACHE"))
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: os.Getenv("GOVHOST_MCP_TEST_DATA"), Host: &hostCfg})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 1
@@ -70,11 +107,16 @@ func helperProxy() int {
 		return 1
 	}
 	cfg := controller.Config{}
-	if os.Getenv("GOVHOST_MCP_TEST_APPROVAL") == "hold" {
+	if os.Getenv("GOVHOST_MCP_TEST_APPROVAL") == "reviewer" {
+		// A reviewer that approves every request except one whose
+		// arguments mention "held": that one waits until the call ends.
 		cfg.Approvals = func(ctx context.Context, req controller.ApprovalRequest) (controller.ApprovalDecision, error) {
 			log.Info("helper: approval pending", "tool", req.Tool)
-			<-ctx.Done()
-			return controller.ApprovalDecision{}, ctx.Err()
+			if strings.Contains(string(req.Arguments), "held") {
+				<-ctx.Done()
+				return controller.ApprovalDecision{}, ctx.Err()
+			}
+			return controller.ApprovalDecision{Decision: abi.DecisionAllow, Approver: &governance.ActorRef{Kind: "human", ID: "e2e-reviewer"}}, nil
 		}
 	}
 	ctl, err := eng.NewController(cfg)
@@ -158,6 +200,7 @@ type e2eOptions struct {
 func startE2E(t *testing.T, o e2eOptions) *e2e {
 	t.Helper()
 	npm := npmDir(t)
+	require.NoError(t, warmCache())
 	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	root := filepath.Join(tmp, "allowed")
@@ -197,7 +240,7 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 	t.Cleanup(func() {
 		_ = e.client.Process.Kill()
 		_ = e.client.Wait()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("GOVHOST_MCP_TEST_LOG") != "" {
 			t.Logf("client/proxy/upstream stderr:\n%s", e.stderr.String())
 		}
 	})
@@ -222,7 +265,7 @@ func (e *e2e) event(name string) json.RawMessage {
 
 func (e *e2e) await(match func(map[string]json.RawMessage) bool) json.RawMessage {
 	e.t.Helper()
-	deadline := time.After(60 * time.Second)
+	deadline := time.After(120 * time.Second)
 	for {
 		e.mu.Lock()
 		for _, l := range e.pending() {
@@ -365,7 +408,7 @@ func count(types []governance.EvidenceType, t governance.EvidenceType) int {
 // the upstream never sees, several path arguments and arrays of paths, a
 // malformed line from the client, then a certified session.
 func TestE2E_FilesystemServer(t *testing.T) {
-	e := startE2E(t, e2eOptions{})
+	e := startE2E(t, e2eOptions{sideEffectApproval: true, approval: "reviewer"})
 
 	list := e.answer(e.send(map[string]any{"op": "list"}))
 	var tools []string
@@ -404,7 +447,35 @@ func TestE2E_FilesystemServer(t *testing.T) {
 	require.True(t, r.IsError)
 	require.Contains(t, r.Content[0].Text, "absolute path")
 
+	// A write inside the root asks for approval; the reviewer approves it.
+	r = e.call("write_file", map[string]any{"path": filepath.Join(e.root, "approved.txt"), "content": "ok"})
+	require.False(t, r.IsError, "%+v", r)
+	b, err := os.ReadFile(filepath.Join(e.root, "approved.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "ok", string(b))
+
+	// A write held for approval and cancelled by the client is never
+	// forwarded, and is recorded as denied.
+	held := filepath.Join(e.root, "held.txt")
+	a := e.answer(e.send(map[string]any{"op": "call", "name": "write_file", "arguments": map[string]any{"path": held, "content": "x"}, "abort_ms": 300}))
+	require.Contains(t, a, "error", "%v", a)
+	e.waitFor(func() bool { return strings.Contains(e.stderr.String(), "held call cancelled by the client") })
+	_, err = os.Stat(held)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	// A forwarded call the client cancels (a read blocked on a FIFO) is
+	// recorded failed; the cancellation reaches the upstream.
+	fifo := filepath.Join(e.root, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	a = e.answer(e.send(map[string]any{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": fifo}, "abort_ms": 1500}))
+	require.Contains(t, a, "error", "%v", a)
+	e.waitFor(func() bool { return strings.Contains(e.upstreamSaw(), "notifications/cancelled") })
+	unblock, err := os.OpenFile(fifo, os.O_WRONLY, 0) // let the server's read finish
+	require.NoError(t, err)
+	require.NoError(t, unblock.Close())
+
 	saw := e.upstreamSaw()
+	require.NotContains(t, saw, "held.txt", "a held call never reaches the upstream")
 	require.NotContains(t, saw, "/etc/passwd", "a denied call never reaches the upstream")
 	require.NotContains(t, saw, "outside.txt")
 	require.NotContains(t, saw, "/etc/hostname")
@@ -412,9 +483,10 @@ func TestE2E_FilesystemServer(t *testing.T) {
 
 	types := e.verify(e.finish())
 	require.Equal(t, governance.TaskClosed, types[len(types)-1])
-	require.Equal(t, 7, count(types, governance.OperationStarted))
-	require.Equal(t, 4, count(types, governance.OperationDenied))
-	require.Equal(t, 3, count(types, governance.CallableCompleted))
+	require.Equal(t, 10, count(types, governance.OperationStarted))
+	require.Equal(t, 5, count(types, governance.OperationDenied))
+	require.Equal(t, 4, count(types, governance.CallableCompleted))
+	require.Equal(t, 1, count(types, governance.CallableFailed), "the cancelled forwarded read")
 }
 
 // TestE2E_UpstreamKilledMidCall: a read blocks on a FIFO; the upstream is
@@ -436,23 +508,6 @@ func TestE2E_UpstreamKilledMidCall(t *testing.T) {
 	require.Equal(t, 1, count(types, governance.CallableFailed))
 	require.NoError(t, e.client.Wait(), "the client exits when its transport closes")
 	require.Contains(t, e.stderr.String(), "session closed; certificate")
-}
-
-// TestE2E_CancelledHeldCall: a write held for approval is cancelled by the
-// client: it never reaches the upstream and is recorded as denied.
-func TestE2E_CancelledHeldCall(t *testing.T) {
-	e := startE2E(t, e2eOptions{sideEffectApproval: true, approval: "hold"})
-	target := filepath.Join(e.root, "held.txt")
-	id := e.send(map[string]any{"op": "call", "name": "write_file", "arguments": map[string]any{"path": target, "content": "x"}, "abort_ms": 500})
-	a := e.answer(id)
-	require.Contains(t, a, "error", "%v", a)
-	require.Contains(t, e.stderr.String(), "helper: approval pending")
-	e.waitFor(func() bool { return strings.Contains(e.stderr.String(), "held call cancelled by the client") })
-	require.NotContains(t, e.upstreamSaw(), "held.txt")
-	_, err := os.Stat(target)
-	require.ErrorIs(t, err, os.ErrNotExist)
-	types := e.verify(e.finish())
-	require.Equal(t, 1, count(types, governance.OperationDenied))
 }
 
 func (e *e2e) waitFor(cond func() bool) {

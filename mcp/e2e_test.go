@@ -27,7 +27,6 @@ import (
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/mcp"
-	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
@@ -51,27 +50,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// warmCache compiles the built-in gates into the shared cache once.
-var warmCache = sync.OnceValue(func() error {
-	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "govhost-mcp-warm-")
+// govhostBinary builds the real CLI once (without -race: the proxy is
+// what a client runs, and compiling the built-in gates under the race
+// detector would dominate the test's time).
+var govhostBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "govhost-mcp-bin-")
 	if err != nil {
-		return err
+		return "", err
 	}
-	defer os.RemoveAll(dir)
-	cfg := host.NewConfig().WithCompilationCacheDir(os.Getenv("GOVHOST_MCP_TEST_CACHE"))
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: dir, Host: &cfg})
-	if err != nil {
-		return err
+	bin := filepath.Join(dir, "govhost")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/govhost/govhost/cmd/govhost")
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	defer eng.Close(ctx)
-	for _, name := range builtin.Names() {
-		m, _ := builtin.Lookup(name)
-		if !eng.Gates.ModuleAvailable(m.Digest) {
-			return fmt.Errorf("built-in %s does not load", name)
-		}
-	}
-	return nil
+	return bin, nil
 })
 
 // helperProxy: GOVHOST_MCP_TEST_DATA (data dir), GOVHOST_MCP_TEST_POLICY
@@ -89,28 +82,11 @@ func helperProxy() int {
 		}
 	}
 	hostCfg := host.NewConfig().WithCompilationCacheDir(os.Getenv("GOVHOST_MCP_TEST_CACHE"))
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: os.Getenv("GOVHOST_MCP_TEST_DATA"), Host: &hostCfg})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "helper:", err)
-		return 1
-	}
-	defer eng.Close(ctx)
-	snap, err := policyfile.LoadFile(os.Getenv("GOVHOST_MCP_TEST_POLICY"), eng.Gates.Resolver("."))
-	if err == nil {
-		err = eng.Policies.Put(ctx, snap)
-	}
-	if err == nil {
-		snap, err = eng.Policies.Activate(ctx, snap.PolicyID(), snap.Version(), nil, time.Now())
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "helper: policy:", err)
-		return 1
-	}
-	cfg := controller.Config{}
+	opts := mcp.EmbeddedOptions{Dir: os.Getenv("GOVHOST_MCP_TEST_DATA"), PolicyFile: os.Getenv("GOVHOST_MCP_TEST_POLICY"), Host: &hostCfg}
 	if os.Getenv("GOVHOST_MCP_TEST_APPROVAL") == "reviewer" {
 		// A reviewer that approves every request except one whose
 		// arguments mention "held": that one waits until the call ends.
-		cfg.Approvals = func(ctx context.Context, req controller.ApprovalRequest) (controller.ApprovalDecision, error) {
+		opts.Approvals = func(ctx context.Context, req controller.ApprovalRequest) (controller.ApprovalDecision, error) {
 			log.Info("helper: approval pending", "tool", req.Tool)
 			if strings.Contains(string(req.Arguments), "held") {
 				<-ctx.Done()
@@ -119,20 +95,14 @@ func helperProxy() int {
 			return controller.ApprovalDecision{Decision: abi.DecisionAllow, Approver: &governance.ActorRef{Kind: "human", ID: "e2e-reviewer"}}, nil
 		}
 	}
-	ctl, err := eng.NewController(cfg)
+	emb, err := mcp.OpenEmbedded(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 1
 	}
-	task, err := ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: snap.PolicyID(), Version: snap.Version()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "helper:", err)
-		return 1
-	}
-	gov := &mcp.TaskGovernor{Ctl: ctl, Task: task, Issuer: eng.Issuer(), Evidence: eng.Evidence, CertDir: filepath.Join(os.Getenv("GOVHOST_MCP_TEST_DATA"), "certificates")}
+	defer emb.Close(ctx)
 	cwd, _ := os.Getwd()
-	p := &mcp.Proxy{Name: "fs", Governor: gov, Cwd: cwd, Log: log, HideDenied: os.Getenv("GOVHOST_MCP_TEST_HIDE") == "1",
-		Bound: mcp.PolicyBound(eng.Policies, snap.PolicyID(), snap.Version())}
+	p := &mcp.Proxy{Name: "fs", Governor: emb.Governor, Cwd: cwd, Log: log, HideDenied: os.Getenv("GOVHOST_MCP_TEST_HIDE") == "1", Bound: emb.Bound}
 	return p.Session(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }
 
@@ -193,14 +163,16 @@ var fsTools = []string{"read_text_file", "read_multiple_files", "write_file", "m
 
 type e2eOptions struct {
 	sideEffectApproval bool
-	approval           string
-	hide               bool
+	// reviewer runs the session in this test binary with an in-process
+	// reviewer (approves, except arguments mentioning "held", which wait);
+	// otherwise the session is the real `govhost mcp`.
+	reviewer bool
+	hide     bool
 }
 
 func startE2E(t *testing.T, o e2eOptions) *e2e {
 	t.Helper()
 	npm := npmDir(t)
-	require.NoError(t, warmCache())
 	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	root := filepath.Join(tmp, "allowed")
@@ -217,20 +189,34 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 	policyPath := filepath.Join(tmp, "policy.json")
 	require.NoError(t, os.WriteFile(policyPath, policy, 0o644))
 
-	self, err := os.Executable()
-	require.NoError(t, err)
 	e := &e2e{t: t, root: root, data: filepath.Join(tmp, "data"), tapLog: filepath.Join(tmp, "upstream-input.log"),
 		answers: map[int]json.RawMessage{}, stderr: &syncBuffer{}, lines: make(chan json.RawMessage, 64)}
-	e.client = exec.Command("node", filepath.Join(npm, "client.mjs"),
-		self, "--", "node", filepath.Join(npm, "tap.mjs"), e.tapLog,
-		"node", filepath.Join(npm, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), root)
-	e.client.Dir = tmp
-	hide := ""
-	if o.hide {
-		hide = "1"
+	upstream := []string{"node", filepath.Join(npm, "tap.mjs"), e.tapLog,
+		"node", filepath.Join(npm, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), root}
+	env := append(os.Environ(), "GOVHOST_WASM_CACHE="+os.Getenv("GOVHOST_MCP_TEST_CACHE"))
+	var proxy []string
+	if o.reviewer {
+		self, err := os.Executable()
+		require.NoError(t, err)
+		hide := ""
+		if o.hide {
+			hide = "1"
+		}
+		proxy = []string{self, "--"}
+		env = append(env, "GOVHOST_MCP_TEST_PROXY=1", "GOVHOST_MCP_TEST_DATA="+e.data,
+			"GOVHOST_MCP_TEST_POLICY="+policyPath, "GOVHOST_MCP_TEST_APPROVAL=reviewer", "GOVHOST_MCP_TEST_HIDE="+hide)
+	} else {
+		bin, err := govhostBinary()
+		require.NoError(t, err)
+		proxy = []string{bin, "mcp", "--name", "fs", "--data", e.data, "--policy", policyPath, "--log-level", "info"}
+		if o.hide {
+			proxy = append(proxy, "--hide-denied")
+		}
+		proxy = append(proxy, "--")
 	}
-	e.client.Env = append(os.Environ(), "GOVHOST_MCP_TEST_PROXY=1", "GOVHOST_MCP_TEST_DATA="+e.data,
-		"GOVHOST_MCP_TEST_POLICY="+policyPath, "GOVHOST_MCP_TEST_APPROVAL="+o.approval, "GOVHOST_MCP_TEST_HIDE="+hide)
+	e.client = exec.Command("node", append(append([]string{filepath.Join(npm, "client.mjs")}, proxy...), upstream...)...)
+	e.client.Dir = tmp
+	e.client.Env = env
 	e.client.Stderr = e.stderr
 	e.stdin, err = e.client.StdinPipe()
 	require.NoError(t, err)
@@ -408,7 +394,7 @@ func count(types []governance.EvidenceType, t governance.EvidenceType) int {
 // the upstream never sees, several path arguments and arrays of paths, a
 // malformed line from the client, then a certified session.
 func TestE2E_FilesystemServer(t *testing.T) {
-	e := startE2E(t, e2eOptions{sideEffectApproval: true, approval: "reviewer"})
+	e := startE2E(t, e2eOptions{})
 
 	list := e.answer(e.send(map[string]any{"op": "list"}))
 	var tools []string
@@ -447,8 +433,43 @@ func TestE2E_FilesystemServer(t *testing.T) {
 	require.True(t, r.IsError)
 	require.Contains(t, r.Content[0].Text, "absolute path")
 
+	// A forwarded call the client cancels (a read blocked on a FIFO) is
+	// recorded failed; the cancellation reaches the upstream.
+	fifo := filepath.Join(e.root, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	a := e.answer(e.send(map[string]any{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": fifo}, "abort_ms": 1500}))
+	require.Contains(t, a, "error", "%v", a)
+	e.waitFor(func() bool { return strings.Contains(e.upstreamSaw(), "notifications/cancelled") })
+	unblock, err := os.OpenFile(fifo, os.O_WRONLY, 0) // let the server's read finish
+	require.NoError(t, err)
+	require.NoError(t, unblock.Close())
+
+	saw := e.upstreamSaw()
+	require.NotContains(t, saw, "/etc/passwd", "a denied call never reaches the upstream")
+	require.NotContains(t, saw, "outside.txt")
+	require.NotContains(t, saw, "/etc/hostname")
+	require.Contains(t, saw, `"tools/call"`)
+
+	types := e.verify(e.finish())
+	require.Equal(t, governance.TaskClosed, types[len(types)-1])
+	require.Equal(t, 8, count(types, governance.OperationStarted))
+	require.Equal(t, 4, count(types, governance.OperationDenied))
+	require.Equal(t, 3, count(types, governance.CallableCompleted))
+	require.Equal(t, 1, count(types, governance.CallableFailed), "the cancelled forwarded read")
+}
+
+// TestE2E_Approvals: side effects ask a reviewer; an approved write runs,
+// a held write the client cancels never reaches the upstream and is
+// recorded denied; --hide-denied leaves unbound tools out of tools/list.
+func TestE2E_Approvals(t *testing.T) {
+	e := startE2E(t, e2eOptions{sideEffectApproval: true, reviewer: true, hide: true})
+	list := e.answer(e.send(map[string]any{"op": "list"}))
+	var tools []string
+	require.NoError(t, json.Unmarshal(list["tools"], &tools))
+	require.ElementsMatch(t, fsTools, tools, "only the tools the policy binds are listed")
+
 	// A write inside the root asks for approval; the reviewer approves it.
-	r = e.call("write_file", map[string]any{"path": filepath.Join(e.root, "approved.txt"), "content": "ok"})
+	r := e.call("write_file", map[string]any{"path": filepath.Join(e.root, "approved.txt"), "content": "ok"})
 	require.False(t, r.IsError, "%+v", r)
 	b, err := os.ReadFile(filepath.Join(e.root, "approved.txt"))
 	require.NoError(t, err)
@@ -463,30 +484,11 @@ func TestE2E_FilesystemServer(t *testing.T) {
 	_, err = os.Stat(held)
 	require.ErrorIs(t, err, os.ErrNotExist)
 
-	// A forwarded call the client cancels (a read blocked on a FIFO) is
-	// recorded failed; the cancellation reaches the upstream.
-	fifo := filepath.Join(e.root, "pipe")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	a = e.answer(e.send(map[string]any{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": fifo}, "abort_ms": 1500}))
-	require.Contains(t, a, "error", "%v", a)
-	e.waitFor(func() bool { return strings.Contains(e.upstreamSaw(), "notifications/cancelled") })
-	unblock, err := os.OpenFile(fifo, os.O_WRONLY, 0) // let the server's read finish
-	require.NoError(t, err)
-	require.NoError(t, unblock.Close())
-
-	saw := e.upstreamSaw()
-	require.NotContains(t, saw, "held.txt", "a held call never reaches the upstream")
-	require.NotContains(t, saw, "/etc/passwd", "a denied call never reaches the upstream")
-	require.NotContains(t, saw, "outside.txt")
-	require.NotContains(t, saw, "/etc/hostname")
-	require.Contains(t, saw, `"tools/call"`)
-
+	require.NotContains(t, e.upstreamSaw(), "held.txt", "a held call never reaches the upstream")
 	types := e.verify(e.finish())
-	require.Equal(t, governance.TaskClosed, types[len(types)-1])
-	require.Equal(t, 10, count(types, governance.OperationStarted))
-	require.Equal(t, 5, count(types, governance.OperationDenied))
-	require.Equal(t, 4, count(types, governance.CallableCompleted))
-	require.Equal(t, 1, count(types, governance.CallableFailed), "the cancelled forwarded read")
+	require.Equal(t, 2, count(types, governance.OperationStarted))
+	require.Equal(t, 1, count(types, governance.OperationDenied))
+	require.Equal(t, 1, count(types, governance.CallableCompleted))
 }
 
 // TestE2E_UpstreamKilledMidCall: a read blocks on a FIFO; the upstream is

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/govhost/govhost/evidence/pebblestore"
+	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/mcp"
+)
+
+func init() { register("", newMCPCmd) }
+
+type mcpFlags struct {
+	name, mapFile, policyFile, policyID, version, resource string
+	approve                                                string
+	approvalTimeout                                        time.Duration
+	hideDenied                                             bool
+	logLevel                                               string
+}
+
+func newMCPCmd() *cobra.Command {
+	var f mcpFlags
+	var data *string
+	c := &cobra.Command{
+		Use:   "mcp [--name NAME] [--data DIR] [--policy FILE] -- COMMAND [ARGS...]",
+		Short: "Govern an MCP server's tool calls: run it under a stdio proxy that authorizes every tools/call",
+		Long: `mcp starts the MCP server COMMAND as a child process and relays its stdio
+session with the client that started govhost: everything is forwarded byte for
+byte except tools/call, which is authorized first. A denied call is answered
+with a tool result (isError, the gate's message) and never reaches the server;
+an allowed call is forwarded and its outcome recorded. The session is one task:
+when it ends, its certificate is written to <data>/certificates/ and its path
+printed on stderr. The exit status is the server's.
+
+Tool ids are NAME/TOOL. Each tool's operation (read_file, modify_file, ...)
+and path arguments come from --map, the built-in mapping of the reference
+filesystem server, or the tool's annotations.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usageErrorf("the server command goes after --: govhost mcp [flags] -- COMMAND [ARGS...]")
+			}
+			code, err := runMCP(cmd.Context(), f, *data, args, cmd)
+			if err != nil {
+				return err
+			}
+			if code != 0 {
+				return silentExit(code)
+			}
+			return nil
+		},
+	}
+	data = dataFlag(c)
+	fl := c.Flags()
+	fl.StringVar(&f.name, "name", "mcp", "the server's name in tool ids (NAME/TOOL) and in the mapping file")
+	fl.StringVar(&f.mapFile, "map", "", "tool mapping file (operation and path arguments per tool)")
+	fl.StringVar(&f.policyFile, "policy", "", "policy file to store, activate and pin (default: --policy-id/--policy-version, else the bound policy)")
+	fl.StringVar(&f.policyID, "policy-id", "", "pin this stored policy id (with --policy-version)")
+	fl.StringVar(&f.version, "policy-version", "", "pin this stored policy version")
+	fl.StringVar(&f.resource, "resource", "", "resolve the policy bound to this resource label")
+	fl.StringVar(&f.approve, "approve", "none", "who answers require_approval: none (deny) or prompt (ask on the terminal, /dev/tty)")
+	fl.DurationVar(&f.approvalTimeout, "approval-timeout", 2*time.Minute, "how long a call may wait for approval before it is denied")
+	fl.BoolVar(&f.hideDenied, "hide-denied", false, "leave out of tools/list the tools no binding of the policy names")
+	fl.StringVar(&f.logLevel, "log-level", "warn", "proxy log level on stderr: debug, info, warn, error")
+	return c
+}
+
+func runMCP(ctx context.Context, f mcpFlags, dataDir string, command []string, cmd *cobra.Command) (int, error) {
+	stderr := cmd.ErrOrStderr()
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return 0, usageErrorf("--log-level: %v", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var mapping *mcp.MappingFile
+	if f.mapFile != "" {
+		m, err := mcp.LoadMapping(f.mapFile)
+		if err != nil {
+			return 0, usageError(err)
+		}
+		mapping = m
+	}
+	opts := mcp.EmbeddedOptions{
+		Dir: dataDir, PolicyFile: f.policyFile, Version: f.version, Resource: f.resource,
+		ApprovalTimeout: f.approvalTimeout, Host: dataHostConfig(dataDir),
+	}
+	if f.policyID != "" {
+		id, err := uuid.Parse(f.policyID)
+		if err != nil {
+			return 0, usageErrorf("--policy-id must be a UUID")
+		}
+		opts.PolicyID = id
+	}
+	switch f.approve {
+	case "none":
+	case "prompt":
+		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return 0, usageErrorf("--approve prompt needs a terminal: %v", err)
+		}
+		defer tty.Close()
+		user := os.Getenv("USER")
+		if user == "" {
+			user = "terminal"
+		}
+		opts.Approvals = mcp.PromptApprover(tty, tty, user)
+		opts.Actor = &governance.ActorRef{Kind: "user", ID: user}
+	default:
+		return 0, usageErrorf("--approve: want none or prompt")
+	}
+	emb, err := mcp.OpenEmbedded(ctx, opts)
+	if errors.Is(err, pebblestore.ErrLocked) {
+		return 0, usageErrorf("%v: the data directory is held by another process (another govhost mcp, or a govhost serve: give each proxy its own --data)", err)
+	}
+	if err != nil {
+		return 0, usageError(err)
+	}
+	defer emb.Close(context.WithoutCancel(ctx))
+	cwd, err := os.Getwd()
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stderr, "govhost mcp: %s under policy %s@%s; task %s\n", strings.Join(command, " "), emb.Policy.PolicyID(), emb.Policy.Version(), emb.Governor.Task.ID())
+	p := &mcp.Proxy{
+		Name: f.name, Governor: emb.Governor, Mapper: mcp.Mapper{Server: f.name, File: mapping},
+		Cwd: cwd, HideDenied: f.hideDenied, Bound: emb.Bound, Log: log,
+	}
+	return p.Session(ctx, command, cmd.InOrStdin(), cmd.OutOrStdout(), stderr), nil
+}

@@ -1,0 +1,122 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/policy/policyfile"
+)
+
+// EmbeddedOptions opens a session on the embedded engine.
+type EmbeddedOptions struct {
+	// Dir is the data directory (govhost.DefaultDir when empty).
+	Dir string
+	// PolicyFile, when set, is stored and activated (idempotent) and pins
+	// the session. Otherwise PolicyID and Version pin it, or, when both are
+	// empty, the policy bound to Resource (or the global binding).
+	PolicyFile string
+	PolicyID   uuid.UUID
+	Version    string
+	Resource   string
+	// Approvals answers require_approval; nil denies them. ApprovalTimeout
+	// bounds each wait (then the call is denied); zero means no bound
+	// beyond the call itself.
+	Approvals       controller.ApprovalCallback
+	ApprovalTimeout time.Duration
+	Actor           *governance.ActorRef
+	// Host overrides the Wasm host's configuration.
+	Host *host.Config
+}
+
+// Embedded is an open embedded session: the governor of one task and what
+// it holds open.
+type Embedded struct {
+	Governor *TaskGovernor
+	// Bound is Proxy.Bound for the session's policy.
+	Bound func(context.Context, []string) (map[string]bool, error)
+	// Policy is the pinned snapshot.
+	Policy governance.PolicySnapshot
+	eng    *govhost.Engine
+}
+
+// OpenEmbedded opens the engine, pins the policy and opens the session's
+// task. Close the result when the session is over (after Governor.Close).
+func OpenEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: o.Dir, Host: o.Host})
+	if err != nil {
+		return nil, err
+	}
+	e := &Embedded{eng: eng}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = eng.Close(ctx)
+		}
+	}()
+	switch {
+	case o.PolicyFile != "":
+		snap, err := policyfile.LoadFile(o.PolicyFile, eng.Gates.Resolver(filepath.Dir(o.PolicyFile)))
+		if err != nil {
+			return nil, err
+		}
+		if err := eng.Policies.Put(ctx, snap); err != nil {
+			return nil, err
+		}
+		if e.Policy, err = eng.Policies.Activate(ctx, snap.PolicyID(), snap.Version(), o.Actor, time.Now()); err != nil {
+			return nil, err
+		}
+	case o.PolicyID != uuid.Nil || o.Version != "":
+		if o.PolicyID == uuid.Nil || o.Version == "" {
+			return nil, errors.New("mcp: a policy pin needs both an id and a version")
+		}
+		if e.Policy, err = eng.Policies.Get(ctx, o.PolicyID, o.Version); err != nil {
+			return nil, err
+		}
+	default:
+		if e.Policy, err = eng.Policies.Resolve(ctx, "", o.Resource); err != nil {
+			return nil, fmt.Errorf("mcp: no policy given and none bound: %w", err)
+		}
+	}
+	approvals := o.Approvals
+	if approvals != nil && o.ApprovalTimeout > 0 {
+		approvals = WithApprovalTimeout(approvals, o.ApprovalTimeout)
+	}
+	ctl, err := eng.NewController(controller.Config{Approvals: approvals})
+	if err != nil {
+		return nil, err
+	}
+	task, err := ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: e.Policy.PolicyID(), Version: e.Policy.Version(), Actor: o.Actor})
+	if err != nil {
+		return nil, err
+	}
+	dir := o.Dir
+	if dir == "" {
+		dir = govhost.DefaultDir
+	}
+	e.Governor = &TaskGovernor{Ctl: ctl, Task: task, Issuer: eng.Issuer(), Evidence: eng.Evidence, CertDir: filepath.Join(dir, "certificates")}
+	e.Bound = PolicyBound(eng.Policies, e.Policy.PolicyID(), e.Policy.Version())
+	ok = true
+	return e, nil
+}
+
+// Close closes the engine.
+func (e *Embedded) Close(ctx context.Context) error { return e.eng.Close(ctx) }
+
+// WithApprovalTimeout bounds each approval wait by d: an approver that has
+// not answered by then denies (approval.required).
+func WithApprovalTimeout(cb controller.ApprovalCallback, d time.Duration) controller.ApprovalCallback {
+	return func(ctx context.Context, req controller.ApprovalRequest) (controller.ApprovalDecision, error) {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return cb(ctx, req)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,21 +21,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost"
-	"github.com/govhost/govhost/abi"
-	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/mcp"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
-// The test binary doubles as the proxy a real MCP client launches: with
-// GOVHOST_MCP_TEST_PROXY set it runs one embedded-engine session over
-// stdio and exits with the upstream's status.
 func TestMain(m *testing.M) {
-	if os.Getenv("GOVHOST_MCP_TEST_PROXY") != "" {
-		os.Exit(helperProxy())
-	}
 	// One compilation cache for every proxy the tests start: the built-in
 	// gates compile once (slow under -race), not once per session.
 	cache, err := os.MkdirTemp("", "govhost-mcp-wasm-cache-")
@@ -50,60 +40,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// govhostBinary builds the real CLI once (without -race: the proxy is
-// what a client runs, and compiling the built-in gates under the race
-// detector would dominate the test's time).
-var govhostBinary = sync.OnceValues(func() (string, error) {
+// binaries builds the real CLI and the reviewer proxy (mcp/internal/
+// e2eproxy) once, without -race: they are what a client runs, and the
+// built-in gates compiled under the race detector would take minutes.
+var binaries = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "govhost-mcp-bin-")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "govhost")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/govhost/govhost/cmd/govhost")
+	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/govhost/govhost/cmd/govhost", "github.com/govhost/govhost/mcp/internal/e2eproxy")
 	cmd.Env = append(os.Environ(), "GOFLAGS=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	return bin, nil
+	return dir, nil
 })
 
-// helperProxy: GOVHOST_MCP_TEST_DATA (data dir), GOVHOST_MCP_TEST_POLICY
-// (policy file), GOVHOST_MCP_TEST_APPROVAL ("hold": approvals wait until
-// the call is cancelled), GOVHOST_MCP_TEST_HIDE ("1": --hide-denied); the
-// upstream command follows "--".
-func helperProxy() int {
-	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	args := os.Args[1:]
-	for i, a := range args {
-		if a == "--" {
-			args = args[i+1:]
-			break
-		}
-	}
-	hostCfg := host.NewConfig().WithCompilationCacheDir(os.Getenv("GOVHOST_MCP_TEST_CACHE"))
-	opts := mcp.EmbeddedOptions{Dir: os.Getenv("GOVHOST_MCP_TEST_DATA"), PolicyFile: os.Getenv("GOVHOST_MCP_TEST_POLICY"), Host: &hostCfg}
-	if os.Getenv("GOVHOST_MCP_TEST_APPROVAL") == "reviewer" {
-		// A reviewer that approves every request except one whose
-		// arguments mention "held": that one waits until the call ends.
-		opts.Approvals = func(ctx context.Context, req controller.ApprovalRequest) (controller.ApprovalDecision, error) {
-			log.Info("helper: approval pending", "tool", req.Tool)
-			if strings.Contains(string(req.Arguments), "held") {
-				<-ctx.Done()
-				return controller.ApprovalDecision{}, ctx.Err()
-			}
-			return controller.ApprovalDecision{Decision: abi.DecisionAllow, Approver: &governance.ActorRef{Kind: "human", ID: "e2e-reviewer"}}, nil
-		}
-	}
-	emb, err := mcp.OpenEmbedded(ctx, opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "helper:", err)
-		return 1
-	}
-	defer emb.Close(ctx)
-	cwd, _ := os.Getwd()
-	p := &mcp.Proxy{Name: "fs", Governor: emb.Governor, Cwd: cwd, Log: log, HideDenied: os.Getenv("GOVHOST_MCP_TEST_HIDE") == "1", Bound: emb.Bound}
-	return p.Session(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+func govhostBinary() (string, error) {
+	dir, err := binaries()
+	return filepath.Join(dir, "govhost"), err
 }
 
 // npmDir returns mcp/testdata/npm with its node_modules installed, or
@@ -178,14 +133,25 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 	root := filepath.Join(tmp, "allowed")
 	require.NoError(t, os.MkdirAll(root, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "notes.txt"), []byte("inside the workspace\n"), 0o644))
-	ids := make([]string, len(fsTools))
-	for i, tool := range fsTools {
-		ids[i] = mcp.ToolID("fs", tool)
+	var policy []byte
+	if o.reviewer {
+		// Only some of the server's tools are bound (for --hide-denied).
+		ids := make([]string, len(fsTools))
+		for i, tool := range fsTools {
+			ids[i] = mcp.ToolID("fs", tool)
+		}
+		policy, err = policyfile.WorkspaceTemplate(policyfile.WorkspaceOptions{
+			PolicyID: uuid.New(), Version: "1", Root: root, Tools: ids, RequireApprovalForSideEffects: o.sideEffectApproval,
+		})
+		require.NoError(t, err)
+	} else {
+		// The policy a user writes: the workspace template bound to the
+		// filesystem server's tools.
+		bin, err := govhostBinary()
+		require.NoError(t, err)
+		policy, err = exec.Command(bin, "policy", "template", "workspace", "--root", root, "--mcp-filesystem", "fs").Output()
+		require.NoError(t, err)
 	}
-	policy, err := policyfile.WorkspaceTemplate(policyfile.WorkspaceOptions{
-		PolicyID: uuid.New(), Version: "1", Root: root, Tools: ids, RequireApprovalForSideEffects: o.sideEffectApproval,
-	})
-	require.NoError(t, err)
 	policyPath := filepath.Join(tmp, "policy.json")
 	require.NoError(t, os.WriteFile(policyPath, policy, 0o644))
 
@@ -196,14 +162,14 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 	env := append(os.Environ(), "GOVHOST_WASM_CACHE="+os.Getenv("GOVHOST_MCP_TEST_CACHE"))
 	var proxy []string
 	if o.reviewer {
-		self, err := os.Executable()
+		dir, err := binaries()
 		require.NoError(t, err)
 		hide := ""
 		if o.hide {
 			hide = "1"
 		}
-		proxy = []string{self, "--"}
-		env = append(env, "GOVHOST_MCP_TEST_PROXY=1", "GOVHOST_MCP_TEST_DATA="+e.data,
+		proxy = []string{filepath.Join(dir, "e2eproxy"), "--"}
+		env = append(env, "GOVHOST_MCP_TEST_DATA="+e.data,
 			"GOVHOST_MCP_TEST_POLICY="+policyPath, "GOVHOST_MCP_TEST_APPROVAL=reviewer", "GOVHOST_MCP_TEST_HIDE="+hide)
 	} else {
 		bin, err := govhostBinary()

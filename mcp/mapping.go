@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -247,4 +248,20 @@ func (s ToolSpec) relativePath(args map[string]any) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// FilesystemUpstream is the serverInfo.name of the reference filesystem
+// server (@modelcontextprotocol/server-filesystem), whose mapping ships.
+const FilesystemUpstream = "secure-filesystem-server"
+
+// FilesystemToolIDs returns the tool ids of the reference filesystem
+// server's mapped tools under the proxy name server, sorted: what a
+// workspace policy binds to guard it.
+func FilesystemToolIDs(server string) []string {
+	var ids []string
+	for tool := range builtinMappings[FilesystemUpstream].Tools {
+		ids = append(ids, ToolID(server, tool))
+	}
+	slices.Sort(ids)
+	return ids
 }

@@ -45,15 +45,15 @@ type Message struct {
 	Raw json.RawMessage
 }
 
-// envelope is the JSON-RPC 2.0 wire shape. Pointers tell a missing member
-// from a null one.
+// envelope is the JSON-RPC 2.0 wire shape. A raw member is empty when
+// missing and "null" when null.
 type envelope struct {
-	JSONRPC *string          `json:"jsonrpc"`
-	ID      *json.RawMessage `json:"id"`
-	Method  *json.RawMessage `json:"method"`
-	Params  json.RawMessage  `json:"params"`
-	Result  *json.RawMessage `json:"result"`
-	Error   *json.RawMessage `json:"error"`
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
 // Parse classifies one line. A line that is not JSON (or not UTF-8) is
@@ -87,35 +87,32 @@ func parseOne(raw json.RawMessage) Message {
 	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &env) != nil {
 		return m
 	}
-	if env.ID != nil && validID(*env.ID) {
-		m.ID = *env.ID
+	hasID := len(env.ID) > 0
+	if hasID {
+		if !validID(env.ID) {
+			return m
+		}
+		m.ID = env.ID
 	}
 	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
 		return m
 	}
-	if env.ID != nil && !validID(*env.ID) {
-		return m
-	}
+	hasResult, hasError := len(env.Result) > 0, len(env.Error) > 0
 	switch {
-	case env.Method != nil:
-		if json.Unmarshal(*env.Method, &m.Method) != nil || env.Result != nil || env.Error != nil {
+	case len(env.Method) > 0:
+		if json.Unmarshal(env.Method, &m.Method) != nil || hasResult || hasError {
 			return m
 		}
 		m.Params = env.Params
-		m.Kind = KindNotification
-		if env.ID != nil {
+		switch {
+		case !hasID:
+			m.Kind = KindNotification
+		case string(env.ID) != "null": // MCP: a request id is never null
 			m.Kind = KindRequest
-			if string(*env.ID) == "null" {
-				m.Kind = KindInvalid
-			}
 		}
-	case env.ID != nil && (env.Result != nil) != (env.Error != nil):
+	case hasID && hasResult != hasError:
 		m.Kind = KindResponse
-		if env.Result != nil {
-			m.Result = *env.Result
-		} else {
-			m.Error = *env.Error
-		}
+		m.Result, m.Error = env.Result, env.Error
 	}
 	return m
 }

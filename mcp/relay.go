@@ -78,9 +78,13 @@ type session struct {
 	lists    map[string]bool
 	inits    map[string]bool
 	upstream string // serverInfo.name from initialize
-	tools    map[string]*sdk.ToolAnnotations
-	seen     map[string]bool // tools whose spec source was logged
-	gone     bool            // upstream output ended
+	// initialized is closed once no initialize is in flight any more: a
+	// tools/call sent before the answer (pipelining) waits for it, so the
+	// upstream's mapping applies.
+	initialized chan struct{}
+	tools       map[string]*sdk.ToolAnnotations
+	seen        map[string]bool // tools whose spec source was logged
+	gone        bool            // upstream output ended
 
 	authorizing sync.WaitGroup
 }
@@ -114,7 +118,7 @@ func (p *Proxy) Relay(ctx context.Context, clientIn io.Reader, clientOut io.Writ
 	s := &session{
 		p: p, toClient: &lineWriter{w: clientOut}, toServer: &lineWriter{w: up.In}, log: log,
 		calls: map[string]*call{}, lists: map[string]bool{}, inits: map[string]bool{},
-		tools: map[string]*sdk.ToolAnnotations{}, seen: map[string]bool{},
+		tools: map[string]*sdk.ToolAnnotations{}, seen: map[string]bool{}, initialized: make(chan struct{}),
 	}
 	serverDone := make(chan struct{})
 	go func() {
@@ -141,6 +145,9 @@ func (p *Proxy) Relay(ctx context.Context, clientIn io.Reader, clientOut io.Writ
 	// call it will never answer.
 	s.mu.Lock()
 	s.gone = true
+	s.mu.Unlock()
+	s.markInitialized()
+	s.mu.Lock()
 	for _, c := range s.calls {
 		if c.cancel != nil {
 			c.cancel()
@@ -269,6 +276,9 @@ func (s *session) clientBatch(line []byte, msg Message) {
 
 func (s *session) clientRequest(ctx context.Context, line []byte, msg Message) {
 	key := idKey(msg.ID)
+	if msg.Method != "initialize" {
+		s.markInitialized()
+	}
 	switch msg.Method {
 	case "tools/call":
 		s.mu.Lock()
@@ -301,6 +311,7 @@ func (s *session) clientRequest(ctx context.Context, line []byte, msg Message) {
 		s.inits[key] = true
 		s.mu.Unlock()
 	}
+
 	s.forward(line)
 }
 
@@ -346,6 +357,10 @@ func (s *session) govern(ctx context.Context, c *call, line []byte, msg Message)
 		return
 	}
 	c.tool = params.Name
+	select {
+	case <-s.initialized:
+	case <-ctx.Done():
+	}
 	args := params.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
@@ -555,6 +570,7 @@ func (s *session) track(ctx context.Context, msg Message) {
 			}
 		}
 	}
+	initDone := false
 	if s.inits[key] {
 		delete(s.inits, key)
 		var r sdk.InitializeResult
@@ -562,8 +578,26 @@ func (s *session) track(ctx context.Context, msg Message) {
 			s.upstream = r.ServerInfo.Name
 			s.log.Info("mcp: upstream", "name", r.ServerInfo.Name, "version", r.ServerInfo.Version)
 		}
+		initDone = len(s.inits) == 0
 	}
 	s.mu.Unlock()
+	if initDone {
+		s.markInitialized()
+	}
+}
+
+// markInitialized ends the wait of calls pipelined behind initialize.
+func (s *session) markInitialized() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.inits) > 0 && !s.gone {
+		return
+	}
+	select {
+	case <-s.initialized:
+	default:
+		close(s.initialized)
+	}
 }
 
 // hideDenied rewrites a tools/list result without the tools the policy

@@ -311,3 +311,19 @@ func TestRelay_UpstreamEndsWithCallInFlight(t *testing.T) {
 	}
 	require.Equal(t, "upstream_exited", g.outcomes()[0].ErrorClass)
 }
+
+// TestRelay_CallPipelinedBehindInitializeWaits: a tools/call sent before
+// the initialize answer is decided with the upstream's mapping.
+func TestRelay_CallPipelinedBehindInitializeWaits(t *testing.T) {
+	g := &fakeGovernor{}
+	x := startRelay(t, newProxy(g))
+	x.client(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	x.upstreamGets()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"move_file","arguments":{"source":"/a","destination":"/b"}}}`
+	x.client(call)
+	x.server(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"secure-filesystem-server","version":"1"}}}`)
+	x.clientGets()
+	require.Equal(t, call, x.upstreamGets())
+	require.Equal(t, "modify_file", g.calls[0].Operation)
+	require.Equal(t, []string{"source", "destination"}, g.calls[0].PathArgs)
+}

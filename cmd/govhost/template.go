@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/govhost/govhost/mcp"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
@@ -20,7 +21,7 @@ func newPolicyTemplateCmd() *cobra.Command {
 // same flags.
 func newTemplateWorkspaceCmd() *cobra.Command {
 	o := policyfile.WorkspaceOptions{}
-	var root, id, version, grants string
+	var root, id, version, grants, mcpFilesystem string
 	c := &cobra.Command{
 		Use:   "workspace --root DIR [--grants G] [--require-approval-for-side-effects] [--require-bash-approval] [--grants-downgrade-side-effect-approval]",
 		Short: "Print a policy file reproducing AgentLane's workspace_tool_policy",
@@ -30,6 +31,9 @@ func newTemplateWorkspaceCmd() *cobra.Command {
 			}
 			if cmd.Flags().Changed("grants") {
 				o.Grants = &grants
+			}
+			if mcpFilesystem != "" {
+				o.Tools = append(o.Tools, mcp.FilesystemToolIDs(mcpFilesystem)...)
 			}
 			return workspaceTemplate(cmd, o, root, id, version)
 		},
@@ -41,6 +45,8 @@ func newTemplateWorkspaceCmd() *cobra.Command {
 	f.StringVar(&grants, "grants", "", "grant string (read,write:create_file,...); the layer is added only when the flag is given")
 	f.BoolVar(&o.RequireApprovalForSideEffects, "require-approval-for-side-effects", false, "ask approval for creating, overwriting and modifying files and creating directories")
 	f.BoolVar(&o.RequireBashApproval, "require-bash-approval", false, "admit bash (execute_command) and ask approval for it")
+	f.StringSliceVar(&o.Tools, "tools", nil, "tool ids the gates bind to (default AgentLane's read, find, grep, write, patch, bash)")
+	f.StringVar(&mcpFilesystem, "mcp-filesystem", "", "bind the tools of the reference MCP filesystem server as NAME/TOOL (the NAME given to govhost mcp --name)")
 	f.BoolVar(&o.GrantsDowngradeSideEffectApproval, "grants-downgrade-side-effect-approval", false, "let --grants turn those approvals into allows")
 	return c
 }

@@ -84,3 +84,18 @@ func TestTemplate_WorkspaceRef(t *testing.T) {
 		require.Equal(t, tc.reason, res[0].ReasonCode)
 	}
 }
+
+// TestTemplate_WorkspaceForMCPFilesystem: --mcp-filesystem NAME binds the
+// gates to the reference filesystem server's tools as NAME/TOOL, and
+// --tools to any list.
+func TestTemplate_WorkspaceForMCPFilesystem(t *testing.T) {
+	code, out, stderr := runCLI(t, "", "policy", "template", "workspace", "--root", "/srv/ws", "--mcp-filesystem", "fs")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, `"fs/move_file"`)
+	require.Contains(t, out, `"fs/read_multiple_files"`)
+	require.NotContains(t, out, `"bash"`, "the MCP server's tools replace AgentLane's")
+	code, out, stderr = runCLI(t, "", "policy", "template", "workspace", "--root", "/srv/ws", "--tools", "a/x,b/y")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, `"a/x"`)
+	require.Contains(t, out, `"b/y"`)
+}

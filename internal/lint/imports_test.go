@@ -92,6 +92,9 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"server":                          {".", "governance", "evidence", "controller", "abi", "service", "server"},
 		filepath.Join("server", "api"):    {"governance"},
 		filepath.Join("server", "client"): {"governance", filepath.Join("server", "api")},
+		// The MCP proxy: the embedded assembly (root package) or the
+		// sidecar's client; pathguard only for the operation vocabulary's names.
+		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", filepath.Join("server", "api"), filepath.Join("server", "client"), filepath.Join("plugins", "pathguard"), "mcp"},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {

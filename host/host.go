@@ -32,6 +32,7 @@ const AnyDigest = "any"
 type Host struct {
 	cfg   Config
 	cache wazero.CompilationCache
+	instr instrumentCache      // on disk beside cache when cfg.cacheDir is set
 	rc    wazero.RuntimeConfig // WithCloseOnContextDone: Extism modules (Extism's SDK runs them)
 	rt    wazero.Runtime       // runs rc: compiles Extism modules into the shared cache
 	fast  wazero.Runtime       // native modules; all modules are instrumented (host/internal/interrupt)
@@ -81,6 +82,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	return &Host{
 		cfg:     cfg,
 		cache:   cache,
+		instr:   newInstrumentCache(cfg.cacheDir),
 		rc:      rc,
 		rt:      rt,
 		fast:    fast,
@@ -271,7 +273,7 @@ func (h *Host) load(ctx context.Context, wasm []byte, expectedSHA256 string, bou
 // shares (so Extism's compile is a cache hit).
 func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module, error) {
 	extism, _ := interrupt.ImportsModule(wasm, abi.ImportModuleExtism)
-	res, err := interrupt.Instrument(wasm, h.cfg.interruptOptions())
+	res, err := h.instr.instrument(wasm, digest, h.cfg.interruptOptions())
 	if err != nil {
 		return nil, instrumentError(err)
 	}

@@ -18,8 +18,13 @@ const (
 	// stack (Go-built gates use about 60; wazero's stack costs roughly
 	// 100-200 bytes a frame, so the default bounds it to a few MiB).
 	DefaultMaxCallDepth = 10_000
-	// DefaultLoadTimeout bounds Load of a module that is not trusted.
-	DefaultLoadTimeout = 30 * time.Second
+	// DefaultLoadTimeout bounds Load of a module that is not trusted. It is
+	// generous on purpose: an honest 4 MB Go-built gate compiles in seconds,
+	// but under -race or on a loaded 2-core machine in tens of seconds, and
+	// the structural limits (WithModuleLimits) refuse the modules whose
+	// compile would explode before compiling starts. wazero cannot cancel a
+	// compile, so a lower bound would return sooner without saving the CPU.
+	DefaultLoadTimeout = 2 * time.Minute
 	maxMemoryPages     = 65536 // 4 GiB, the most a 32-bit memory can address
 )
 

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPythonClient runs the Python client's own tests and its example
+// agent loop against a real `govhost serve` (python3, standard library
+// only). Without python3 it skips, except under CI, where it fails.
+func TestPythonClient(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is required under CI for the Python client's tests")
+		}
+		t.Skip("python3 not installed: the Python client's tests need it")
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, data)
+	pkg, err := filepath.Abs("../../clients/python")
+	require.NoError(t, err)
+	env := append(os.Environ(), "GOVHOST_URL="+s.url, "GOVHOST_DATA="+data, "PYTHONDONTWRITEBYTECODE=1")
+
+	cmd := exec.Command(python, "-m", "unittest", "discover", "-v", "-s", filepath.Join(pkg, "tests"))
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "OK")
+	require.NotContains(t, string(out), "skipped", "the tests ran against the server")
+
+	cmd = exec.Command(python, filepath.Join(pkg, "examples", "agent_loop.py"), s.url, data)
+	cmd.Env = append(env, "GOVHOST_EXAMPLE_APPROVE=1")
+	cmd.Dir = "../.."
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	text := string(out)
+	require.Contains(t, text, "allow  reader")
+	require.Contains(t, text, "deny   bash")
+	require.Contains(t, text, "destructive.rm_recursive_force")
+	require.Contains(t, text, "hello from a governed shell")
+	require.True(t, strings.Contains(text, `"process_grade": "FULL"`), "%s", text)
+}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sort"
 	"net/http/httptest"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -100,7 +100,10 @@ func TestLoad_64ClientsAuthorizeAndComplete(t *testing.T) {
 
 type unexpected struct{ res api.AuthorizeResult }
 
-func (u *unexpected) Error() string { b, _ := json.Marshal(u.res); return "unexpected answer: " + string(b) }
+func (u *unexpected) Error() string {
+	b, _ := json.Marshal(u.res)
+	return "unexpected answer: " + string(b)
+}
 
 func readerCall(n int) api.AuthorizeRequest {
 	return api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "reader", Arguments: args(map[string]any{"path": "notes.md", "n": n})}}

@@ -5,22 +5,37 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// demoTask runs the demo in a fresh data directory and returns it and the
-// task id of its certificate.
+// demoTask runs the demo in a fresh data directory and returns a copy of
+// it and the task id of its certificate. The demo runs once per test
+// binary (it is the slow part); each test gets its own copy.
 func demoTask(t *testing.T) (string, string) {
 	t.Helper()
+	demoOnce.Do(func() {
+		dir, err := os.MkdirTemp(testCacheDir, "cert-demo-") // removed with it by TestMain
+		require.NoError(t, err)
+		demoData = filepath.Join(dir, "data")
+		code, stdout, stderr := runCLI(t, "", "demo", "--data", demoData)
+		require.Equal(t, exitOK, code, stderr)
+		i := strings.Index(stdout, `"task_boundary_id": "`)
+		require.GreaterOrEqual(t, i, 0, stdout)
+		demoTaskID = stdout[i+len(`"task_boundary_id": "`) : i+len(`"task_boundary_id": "`)+36]
+	})
+	require.NotEmpty(t, demoTaskID, "the demo failed in an earlier test")
 	data := filepath.Join(t.TempDir(), "data")
-	code, stdout, stderr := runCLI(t, "", "demo", "--data", data)
-	require.Equal(t, exitOK, code, stderr)
-	i := strings.Index(stdout, `"task_boundary_id": "`)
-	require.GreaterOrEqual(t, i, 0, stdout)
-	return data, stdout[i+len(`"task_boundary_id": "`) : i+len(`"task_boundary_id": "`)+36]
+	require.NoError(t, os.CopyFS(data, os.DirFS(demoData)))
+	return data, demoTaskID
 }
+
+var (
+	demoOnce             sync.Once
+	demoData, demoTaskID string
+)
 
 func verifyReport(t *testing.T, wantCode int, args ...string) map[string]any {
 	t.Helper()

@@ -82,19 +82,19 @@ func Handler(s *Service) http.Handler {
 		}
 		_, _ = w.Write(res.Answer.Body)
 	})
-	mux.HandleFunc("GET /v1/hooks/{agent}/sessions/{session}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /v1/hooks/{agent}/sessions/{session_id}", func(w http.ResponseWriter, r *http.Request) {
 		agent := agents.Agent(r.PathValue("agent"))
 		if agent == "claude-code" {
 			agent = agents.Claude
 		}
-		ended, ok := s.Session(agent, r.PathValue("session"))
+		ended, ok := s.Session(agent, r.PathValue("session_id"))
 		if !ok {
-			if chain, open := s.ChainOf(agent, r.PathValue("session")); open {
+			if chain, open := s.ChainOf(agent, r.PathValue("session_id")); open {
 				w.Header().Set("Content-Type", "application/json")
-				_ = json.NewEncoder(w).Encode(SessionBody{Agent: string(agent), SessionID: r.PathValue("session"), State: "open", ChainID: chain.String()})
+				_ = json.NewEncoder(w).Encode(SessionBody{Agent: string(agent), SessionID: r.PathValue("session_id"), State: "open", ChainID: chain.String()})
 				return
 			}
-			writeError(w, http.StatusNotFound, "hook.unknown_session", "no session "+r.PathValue("session")+" of "+string(agent))
+			writeError(w, http.StatusNotFound, "hook.unknown_session", "no session "+r.PathValue("session_id")+" of "+string(agent))
 			return
 		}
 		body := SessionBody{Agent: string(agent), SessionID: ended.SessionID, State: "ended", ChainID: ended.Boundary.ChainID.String(),

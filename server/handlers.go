@@ -12,6 +12,7 @@ import (
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/server/api"
 	"github.com/govhost/govhost/service"
 )
@@ -42,6 +43,15 @@ var routes = []route{
 	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/activate", handle: (*Server).activatePolicy},
 	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/bind", handle: (*Server).bindPolicy},
 	{method: "POST", pattern: "/v1/evaluate", handle: (*Server).evaluate},
+	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, maxBody: hooks.MaxBody},
+	{method: "GET", pattern: "/v1/hooks/{agent}/sessions/{session_id}", handle: (*Server).hook},
+}
+
+// hook serves the coding agents' hooks (package hooks): the agent's own
+// answer body, the command hook's envelope, or a hook.* error body.
+func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
+	s.hooks.ServeHTTP(w, r)
+	return nil
 }
 
 func pathID(r *http.Request, name string) (uuid.UUID, error) {

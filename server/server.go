@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/server/api"
 	"github.com/govhost/govhost/service"
 )
@@ -38,6 +39,7 @@ type Server struct {
 	log         *slog.Logger
 	ready       atomic.Bool
 	mux         *http.ServeMux
+	hooks       http.Handler
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
@@ -48,6 +50,9 @@ type route struct {
 	method, pattern string
 	public          bool
 	handle          func(s *Server, w http.ResponseWriter, r *http.Request) error
+	// maxBody, when set, replaces the server's body limit (hook inputs
+	// carry whole files).
+	maxBody int64
 }
 
 // Routes returns every route as "METHOD PATTERN".
@@ -72,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{svc: cfg.Service, tokenDigest: sha256.Sum256([]byte(cfg.Token)), maxBody: cfg.MaxBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
+	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 	}
@@ -138,7 +144,11 @@ func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		r.Body = http.MaxBytesReader(sw, r.Body, s.maxBody)
+		limit := s.maxBody
+		if rt.maxBody > limit {
+			limit = rt.maxBody
+		}
+		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		var err error
 		if !rt.public && !s.authenticate(r) {
 			err = refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")

@@ -14,6 +14,7 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/hooks"
 )
 
 // Observer is told about gate evaluations and evidence appends (the
@@ -38,6 +39,13 @@ type Options struct {
 	MaxCertificates int
 	Observer        Observer
 	Logger          *slog.Logger
+	// HookApproval is what a gate's require_approval becomes for a coding
+	// agent's hook: its own prompt (hooks.ApprovalAsk, the default) or a
+	// hold on the broker (hooks.ApprovalHold).
+	HookApproval hooks.ApprovalMode
+	// HookExplicitAllow answers an allowed hook call with the agent's
+	// "allow" instead of no opinion.
+	HookExplicitAllow bool
 }
 
 // Service is a running govhost's operations over one engine. Safe for
@@ -55,6 +63,7 @@ type Service struct {
 	certs certBook
 	authz authorizations
 
+	hooks      *hooks.Service
 	stopEvents func()
 	done       chan struct{}
 }
@@ -80,7 +89,9 @@ func New(eng *govhost.Engine, opts Options) (*Service, error) {
 		done: make(chan struct{}),
 	}
 	s.authz.init()
-	cfg := controller.Config{Approvals: s.approve, PermitLease: opts.PermitLease}
+	// Hook calls in ask mode are answered by the agent's own prompt; every
+	// other approval goes to the broker.
+	cfg := controller.Config{Approvals: hooks.ApprovalCallback(s.approve, nil), PermitLease: opts.PermitLease}
 	if opts.Observer != nil {
 		cfg.Gates = observedGates{inner: eng.Gates, obs: opts.Observer}
 		cfg.Evidence = observedEvidence{Store: eng.Evidence, obs: opts.Observer}
@@ -91,6 +102,12 @@ func New(eng *govhost.Engine, opts Options) (*Service, error) {
 	}
 	s.ctl = ctl
 	s.issuer = eng.Issuer()
+	if s.hooks, err = hooks.New(hooks.Config{
+		Controller: ctl, TaskOptions: s.hookTask, Certify: s.certifyHook,
+		Approval: opts.HookApproval, ExplicitAllow: opts.HookExplicitAllow,
+	}); err != nil {
+		return nil, err
+	}
 	events, stop := s.broker.Events()
 	s.stopEvents = stop
 	go s.routeApprovalEvents(events)

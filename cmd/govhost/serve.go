@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/server"
 	"github.com/govhost/govhost/service"
 )
@@ -28,6 +29,8 @@ type serveOptions struct {
 	data, addr, tokenFile, policy, logLevel string
 	maxBody                                 int64
 	permitLease                             time.Duration
+	hookApproval                            string
+	hookAllow                               bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -57,6 +60,8 @@ their evidence is written before the stores close.`,
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (structured logs on stderr; argument values are never logged)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "request body limit in bytes")
 	f.DurationVar(&o.permitLease, "permit-lease", 0, "how long a permit waits for its completion (default 10m)")
+	f.StringVar(&o.hookApproval, "hook-approval", string(hooks.ApprovalAsk), "a coding agent's call that needs approval: ask (the agent's own prompt) or hold (the approval broker); agents that cannot ask are always held")
+	f.BoolVar(&o.hookAllow, "hook-allow", false, "answer an allowed coding-agent call with the agent's allow instead of no opinion ({}: the agent's own permission rules still apply)")
 	return c
 }
 
@@ -89,7 +94,8 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	}
 	defer eng.Close(context.WithoutCancel(ctx))
 	metrics := server.NewMetrics()
-	svc, err := service.New(eng, service.Options{PermitLease: o.permitLease, Observer: metrics, Logger: log})
+	svc, err := service.New(eng, service.Options{PermitLease: o.permitLease, Observer: metrics, Logger: log,
+		HookApproval: hooks.ApprovalMode(o.hookApproval), HookExplicitAllow: o.hookAllow})
 	if err != nil {
 		return err
 	}

@@ -88,8 +88,8 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the
 		// wire vocabulary and the Go client stay light (no engine).
-		"service":                         {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), filepath.Join("server", "api"), "service"},
-		"server":                          {".", "governance", "evidence", "controller", "abi", "service", "server"},
+		"service":                         {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), filepath.Join("server", "api"), "agents", "hooks", "service"},
+		"server":                          {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server"},
 		filepath.Join("server", "api"):    {"governance"},
 		filepath.Join("server", "client"): {"governance", filepath.Join("server", "api")},
 		// The MCP proxy: the embedded assembly (root package) or the

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,7 +16,11 @@ import (
 // connection string in $GOVHOST_DATABASE_URL.
 func TestStoreFlag_PostgresSharesPoliciesAcrossDataDirectories(t *testing.T) {
 	t.Setenv(govhost.DatabaseURLEnv, pgtest.Schema(t))
-	data, file := policyWorkspace(t, "2026.11.1")
+	// Built-in gates only: no user module to compile (and time out) under -race.
+	dir := t.TempDir()
+	data, file := filepath.Join(dir, "data"), filepath.Join(dir, "policy.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"policy_id": "`+cliPolicyID+`", "version": "2026.11.1", "gates": [
+    {"gate_id": "security.destructive", "module": "destructive", "level": "hard", "order": 10, "tool_ids": ["bash"], "config": {}}]}`), 0o644))
 	code, stdout, stderr := runCLI(t, "", "--store", "postgres", "policy", "put", "--data", data, "--file", file)
 	require.Equal(t, 0, code, stderr)
 	put := decodeSummary(t, stdout)

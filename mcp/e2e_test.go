@@ -24,6 +24,8 @@ import (
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
 	"github.com/govhost/govhost/policy/policyfile"
+	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/server/client"
 )
 
 func TestMain(m *testing.M) {
@@ -94,6 +96,37 @@ type e2e struct {
 	stderr  *syncBuffer
 	next    int
 	lines   chan json.RawMessage
+	sidecar *client.Client
+}
+
+var listening = regexp.MustCompile(`govhost serve: listening on (\S+)`)
+
+// startSidecar runs govhost serve on a loopback port with the policy and
+// returns its URL; e.sidecar is a client holding its token.
+func (e *e2e) startSidecar(bin, policyPath string, env []string) string {
+	e.t.Helper()
+	srv := exec.Command(bin, "serve", "--data", e.data, "--addr", "127.0.0.1:0", "--policy", policyPath, "--log-level", "warn")
+	srv.Env = env
+	out, err := srv.StdoutPipe()
+	require.NoError(e.t, err)
+	srv.Stderr = e.stderr
+	require.NoError(e.t, srv.Start())
+	e.t.Cleanup(func() {
+		_ = srv.Process.Signal(syscall.SIGTERM)
+		_ = srv.Wait()
+	})
+	sc := bufio.NewScanner(out)
+	url := ""
+	for url == "" && sc.Scan() {
+		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	require.NotEmpty(e.t, url, "govhost serve did not start; stderr:\n%s", e.stderr.String())
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	e.sidecar, err = client.New(url, client.TokenFromFile(filepath.Join(e.data, "token")))
+	require.NoError(e.t, err)
+	return url
 }
 
 type syncBuffer struct {
@@ -123,6 +156,9 @@ type e2eOptions struct {
 	// otherwise the session is the real `govhost mcp`.
 	reviewer bool
 	hide     bool
+	// sidecar runs a real govhost serve with the policy and the proxy as
+	// govhost mcp --server; approvals go through its API (e.sidecar).
+	sidecar bool
 }
 
 func startE2E(t *testing.T, o e2eOptions) *e2e {
@@ -149,7 +185,11 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 		// filesystem server's tools.
 		bin, err := govhostBinary()
 		require.NoError(t, err)
-		policy, err = exec.Command(bin, "policy", "template", "workspace", "--root", root, "--mcp-filesystem", "fs").Output()
+		args := []string{"policy", "template", "workspace", "--root", root, "--mcp-filesystem", "fs"}
+		if o.sideEffectApproval {
+			args = append(args, "--require-approval-for-side-effects")
+		}
+		policy, err = exec.Command(bin, args...).Output()
 		require.NoError(t, err)
 	}
 	policyPath := filepath.Join(tmp, "policy.json")
@@ -175,6 +215,10 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 		bin, err := govhostBinary()
 		require.NoError(t, err)
 		proxy = []string{bin, "mcp", "--name", "fs", "--data", e.data, "--policy", policyPath, "--log-level", "info"}
+		if o.sidecar {
+			url := e.startSidecar(bin, policyPath, env)
+			proxy = []string{bin, "mcp", "--name", "fs", "--server", url, "--token-file", filepath.Join(e.data, "token"), "--log-level", "info"}
+		}
 		if o.hide {
 			proxy = append(proxy, "--hide-denied")
 		}
@@ -455,6 +499,50 @@ func TestE2E_Approvals(t *testing.T) {
 	require.Equal(t, 2, count(types, governance.OperationStarted))
 	require.Equal(t, 1, count(types, governance.OperationDenied))
 	require.Equal(t, 1, count(types, governance.CallableCompleted))
+}
+
+// TestE2E_SidecarApproval: govhost mcp --server against a running govhost
+// serve: a write held for approval is approved through the sidecar's API
+// and runs; a denied read never reaches the upstream; the session's task is
+// certified by the sidecar and its chain verifies there.
+func TestE2E_SidecarApproval(t *testing.T) {
+	e := startE2E(t, e2eOptions{sidecar: true, sideEffectApproval: true})
+	ctx := context.Background()
+	target := filepath.Join(e.root, "approved.txt")
+	id := e.send(map[string]any{"op": "call", "name": "write_file", "arguments": map[string]any{"path": target, "content": "ok"}})
+	var pending []api.Approval
+	e.waitFor(func() bool {
+		var err error
+		pending, err = e.sidecar.Approvals(ctx)
+		require.NoError(t, err)
+		return len(pending) > 0
+	})
+	require.Equal(t, "fs/write_file", pending[0].Tool)
+	_, err := os.Stat(target)
+	require.ErrorIs(t, err, os.ErrNotExist, "held: not forwarded yet")
+	require.NoError(t, e.sidecar.ResolveApproval(ctx, pending[0].ApprovalID, api.ResolveApprovalRequest{Decision: api.DecisionAllow, Approver: &governance.ActorRef{Kind: "human", ID: "e2e"}}))
+	a := e.answer(id)
+	require.Contains(t, a, "result", "%v", a)
+	b, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "ok", string(b))
+
+	r := e.call("read_text_file", map[string]any{"path": "/etc/passwd"})
+	require.True(t, r.IsError)
+	require.NotContains(t, e.upstreamSaw(), "/etc/passwd")
+
+	e.answer(e.send(map[string]any{"op": "close"}))
+	require.NoError(t, e.client.Wait())
+	where := e.certificate()
+	require.Contains(t, where, "/v1/certificates/")
+	m := regexp.MustCompile(`\(chain ([0-9a-f-]{36})\)`).FindStringSubmatch(e.stderr.String())
+	require.NotNil(t, m)
+	chain := uuid.MustParse(m[1])
+	head, err := e.sidecar.ChainHead(ctx, chain)
+	require.NoError(t, err)
+	res, err := e.sidecar.VerifyChain(ctx, chain, head.Hash)
+	require.NoError(t, err)
+	require.True(t, res.Valid)
 }
 
 // TestE2E_UpstreamKilledMidCall: a read blocks on a FIFO; the upstream is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
+	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/server/client"
 )
 
 func init() { register("", newMCPCmd) }
@@ -25,6 +28,7 @@ type mcpFlags struct {
 	approvalTimeout                                        time.Duration
 	hideDenied                                             bool
 	logLevel                                               string
+	server, tokenFile                                      string
 }
 
 func newMCPCmd() *cobra.Command {
@@ -71,6 +75,8 @@ filesystem server, or the tool's annotations.`,
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", 2*time.Minute, "how long a call may wait for approval before it is denied")
 	fl.BoolVar(&f.hideDenied, "hide-denied", false, "leave out of tools/list the tools no binding of the policy names")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "proxy log level on stderr: debug, info, warn, error")
+	fl.StringVar(&f.server, "server", "", "govern through a running govhost serve at this URL instead of the embedded engine (approvals through its API)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "the sidecar's bearer token file, with --server (default DATA/token)")
 	return c
 }
 
@@ -88,6 +94,9 @@ func runMCP(ctx context.Context, f mcpFlags, dataDir string, command []string, c
 			return 0, usageError(err)
 		}
 		mapping = m
+	}
+	if f.server != "" {
+		return runMCPRemote(ctx, f, dataDir, command, mapping, log, cmd)
 	}
 	opts := mcp.EmbeddedOptions{
 		Dir: dataDir, PolicyFile: f.policyFile, Version: f.version, Resource: f.resource,
@@ -133,6 +142,36 @@ func runMCP(ctx context.Context, f mcpFlags, dataDir string, command []string, c
 	p := &mcp.Proxy{
 		Name: f.name, Governor: emb.Governor, Mapper: mcp.Mapper{Server: f.name, File: mapping},
 		Cwd: cwd, HideDenied: f.hideDenied, Bound: emb.Bound, Log: log,
+	}
+	return p.Session(ctx, command, cmd.InOrStdin(), cmd.OutOrStdout(), stderr), nil
+}
+
+// runMCPRemote is govhost mcp --server: the session is a task on the
+// sidecar, approvals wait on its approvals API.
+func runMCPRemote(ctx context.Context, f mcpFlags, dataDir string, command []string, mapping *mcp.MappingFile, log *slog.Logger, cmd *cobra.Command) (int, error) {
+	if f.policyFile != "" || f.approve != "none" {
+		return 0, usageErrorf("with --server the sidecar holds the policy and the approvals: drop --policy and --approve (use govhost serve --policy, and its approvals API)")
+	}
+	tokenFile := f.tokenFile
+	if tokenFile == "" {
+		tokenFile = filepath.Join(dataDir, "token")
+	}
+	c, err := client.New(f.server, client.TokenFromFile(tokenFile))
+	if err != nil {
+		return 0, usageError(err)
+	}
+	gov, err := mcp.OpenRemote(ctx, c, strings.TrimRight(f.server, "/"), api.OpenTaskRequest{PolicyID: f.policyID, Version: f.version, Resource: f.resource}, f.approvalTimeout)
+	if err != nil {
+		return 0, invalidError(fmt.Errorf("open a task on %s: %w", f.server, err))
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return 0, err
+	}
+	stderr := cmd.ErrOrStderr()
+	fmt.Fprintf(stderr, "govhost mcp: %s via %s under policy %s@%s; task %s\n", strings.Join(command, " "), f.server, gov.Task.PolicyID, gov.Task.PolicyVersion, gov.Task.TaskID)
+	p := &mcp.Proxy{
+		Name: f.name, Governor: gov, Mapper: mcp.Mapper{Server: f.name, File: mapping}, Cwd: cwd, HideDenied: f.hideDenied, Log: log,
 	}
 	return p.Session(ctx, command, cmd.InOrStdin(), cmd.OutOrStdout(), stderr), nil
 }

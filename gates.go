@@ -42,8 +42,9 @@ type Gates struct {
 
 	mu      sync.Mutex
 	loaded  map[string]*host.Module
-	pending map[string][]byte // added in memory, not yet loaded
-	gates   sync.Map          // gateKey → *host.Gate: a binding's gate, resolved once
+	loading map[string]*moduleLoad // loads in progress, by digest
+	pending map[string][]byte      // added in memory, not yet loaded
+	gates   sync.Map               // gateKey → *host.Gate: a binding's gate, resolved once
 }
 
 // gateKey names a binding's gate: its gate id (two bindings never share
@@ -63,7 +64,7 @@ func NewGates(h *host.Host, dir string) (*Gates, error) {
 			return nil, fmt.Errorf("govhost: module folder: %w", err)
 		}
 	}
-	return &Gates{host: h, dir: dir, loaded: map[string]*host.Module{}, pending: map[string][]byte{}}, nil
+	return &Gates{host: h, dir: dir, loaded: map[string]*host.Module{}, loading: map[string]*moduleLoad{}, pending: map[string][]byte{}}, nil
 }
 
 // Add makes a module available by its digest, storing it in the module
@@ -124,29 +125,58 @@ func (g *Gates) Resolver(baseDir string) policyfile.Resolver {
 }
 
 // module returns the loaded module for digest, loading and pinning it on
-// first use.
+// first use. Different modules load concurrently (activation asks for all
+// of a policy's at once); callers asking for a module being loaded wait for
+// that load.
 func (g *Gates) module(ctx context.Context, digest string) (*host.Module, error) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if m, ok := g.loaded[digest]; ok {
+		g.mu.Unlock()
 		return m, nil
+	}
+	if l, ok := g.loading[digest]; ok {
+		g.mu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if l.err != nil && ctx.Err() == nil && (errors.Is(l.err, context.Canceled) || errors.Is(l.err, context.DeadlineExceeded)) {
+			return g.module(ctx, digest) // the loader's context ended, not ours
+		}
+		return l.m, l.err
 	}
 	wasm, err := g.bytes(digest)
 	if err != nil {
+		g.mu.Unlock()
 		return nil, err
 	}
+	l := &moduleLoad{done: make(chan struct{})}
+	g.loading[digest] = l
+	g.mu.Unlock()
+
 	load := g.host.Load
 	if _, ok := builtin.ByDigest(digest); ok {
 		// Embedded in the binary: not bounded by the load timeout (a Go-built
 		// module compiles slowly on a loaded machine, and is not hostile).
 		load = g.host.LoadTrusted
 	}
-	m, err := load(ctx, wasm, digest)
-	if err != nil {
-		return nil, err
+	l.m, l.err = load(ctx, wasm, digest)
+	g.mu.Lock()
+	delete(g.loading, digest)
+	if l.err == nil {
+		g.loaded[digest] = l.m
 	}
-	g.loaded[digest] = m
-	return m, nil
+	g.mu.Unlock()
+	close(l.done)
+	return l.m, l.err
+}
+
+// moduleLoad is a load in progress; m and err are set before done closes.
+type moduleLoad struct {
+	done chan struct{}
+	m    *host.Module
+	err  error
 }
 
 // bytes must be called with g.mu held.

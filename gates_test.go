@@ -2,6 +2,7 @@ package govhost_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,40 @@ func TestGates_Isolation(t *testing.T) {
 	require.Equal(t, host.IsolationShared, gateFor("builtin", govhost.AdapterWasm, destructive.Digest).Isolation())
 	require.True(t, gates.AdapterAvailable(govhost.AdapterWasmPerCall))
 	require.False(t, gates.AdapterAvailable("wasm-typo"))
+}
+
+// TestGates_ConcurrentLoads: many callers asking for several modules at
+// once (activation does) all get each module's one answer: loadable
+// modules are available, a module the host refuses is not, every time.
+func TestGates_ConcurrentLoads(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	gates, err := govhost.NewGates(h, "")
+	require.NoError(t, err)
+	want := map[string]bool{}
+	for name, ok := range map[string]bool{"allow.wasm": true, "spy.wasm": true, "loop.wasm": true, "missing_export.wasm": false} {
+		d, err := gates.Add(wasmfixtures.Bytes(name))
+		require.NoError(t, err)
+		want[d] = ok
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for range 8 {
+		for d, ok := range want {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if gates.ModuleAvailable(d) != ok {
+					errs <- d
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for d := range errs {
+		t.Errorf("module %s: wrong availability", d)
+	}
 }

@@ -6,6 +6,7 @@ package policy
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/govhost/govhost/governance"
@@ -35,6 +36,7 @@ func CheckActivation(s governance.PolicySnapshot, avail Availability) error {
 			Field: "gate_bindings[" + strconv.Itoa(i) + "]." + field, Reason: reason,
 		}
 	}
+	modules := modulesAvailable(s, avail)
 	gateAt := make(map[string]int, s.NumGateBindings())
 	orderAt := make(map[int]int, s.NumGateBindings())
 	for i := 0; i < s.NumGateBindings(); i++ {
@@ -64,11 +66,44 @@ func CheckActivation(s governance.PolicySnapshot, avail Availability) error {
 		if !avail.AdapterAvailable(b.AdapterID()) {
 			return refuse(i, "adapter_id", fmt.Sprintf("adapter %q is not available", b.AdapterID()))
 		}
-		if !avail.ModuleAvailable(b.ModuleDigest()) {
+		if !modules[b.ModuleDigest()] {
 			return refuse(i, "module_digest", fmt.Sprintf("module %s is not available", b.ModuleDigest()))
 		}
 	}
 	return nil
+}
+
+// modulesAvailable asks avail about every module of s at once, one
+// goroutine per distinct digest: loading a module (decoding, validating,
+// compiling or reading it from the compilation cache) is the slow part of
+// activation, and the modules are independent. A nil avail has none.
+func modulesAvailable(s governance.PolicySnapshot, avail Availability) map[string]bool {
+	found := make(map[string]bool, s.NumGateBindings())
+	if avail == nil {
+		return found
+	}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	asked := make(map[string]bool, s.NumGateBindings())
+	for i := 0; i < s.NumGateBindings(); i++ {
+		digest := s.GateBinding(i).ModuleDigest()
+		if asked[digest] {
+			continue
+		}
+		asked[digest] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok := avail.ModuleAvailable(digest)
+			mu.Lock()
+			found[digest] = ok
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return found
 }
 
 // CheckRePut is Put's answer when (policy_id, version) is already stored as

@@ -2,6 +2,7 @@ package policyfile
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/govhost/govhost/governance"
 )
@@ -14,10 +15,12 @@ import (
 // gate cares about: the permission gate's LionAGI rule maps, where a later
 // key that canonicalises like an earlier one ("bash_tool" after "bash")
 // replaces its list (ADR-0086 D1). For module "permission" each
-// lionagi.allow / deny / escalate object is therefore rewritten, in
-// document order, into the list form the gate also accepts
-// ([{"tool": …, "patterns": […]}, …]) before canonicalisation. Every other
-// module's configuration is only canonicalised.
+// lionagi.allow / deny / escalate object whose keys may canonicalise alike
+// is therefore rewritten, in document order, into the list form the gate
+// also accepts ([{"tool": …, "patterns": […]}, …]) before
+// canonicalisation; a map without such keys means the same sorted and
+// keeps its form. Every other module's configuration is only
+// canonicalised.
 func GateConfig(module string, raw json.RawMessage) (string, error) {
 	if module == "permission" {
 		if ordered, ok, err := orderRuleMaps(raw); err != nil {
@@ -65,8 +68,8 @@ func orderRuleMaps(raw json.RawMessage) (json.RawMessage, bool, error) {
 				continue
 			}
 			rules, err := governance.ObjectMembers(lion[j].Value)
-			if err != nil {
-				continue
+			if err != nil || !orderMatters(rules) {
+				continue // sorted keys mean the same map: keep its form (and digest)
 			}
 			list := make([]orderedRule, len(rules))
 			for k, r := range rules {
@@ -86,6 +89,37 @@ func orderRuleMaps(raw json.RawMessage) (json.RawMessage, bool, error) {
 	}
 	out, err := marshalMembers(top)
 	return out, err == nil, err
+}
+
+// lionAliases are LionAGI's _TOOL_ALIASES, the only keys besides letter
+// case that canonicalise alike.
+var lionAliases = map[string]string{
+	"bash_tool": "bash", "reader_tool": "reader", "editor_tool": "editor",
+	"search_tool": "search", "context_tool": "context",
+}
+
+// orderMatters reports whether two keys of a rule map may canonicalise
+// alike (lower-cased, then aliased), so that their order decides which list
+// survives. A key outside ASCII counts as a possible collision: Python's
+// str.lower is the gate's to apply, not the loader's.
+func orderMatters(rules []governance.Member) bool {
+	seen := make(map[string]bool, len(rules))
+	for _, r := range rules {
+		for i := 0; i < len(r.Key); i++ {
+			if r.Key[i] >= 0x80 {
+				return true
+			}
+		}
+		k := strings.ToLower(r.Key)
+		if a, ok := lionAliases[k]; ok {
+			k = a
+		}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
 }
 
 // orderedRule is one entry of the list form of a LionAGI rule map.

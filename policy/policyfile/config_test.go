@@ -54,8 +54,11 @@ func TestLoad_PermissionRuleMapsKeepDocumentOrder(t *testing.T) {
 
 func TestGateConfig(t *testing.T) {
 	for _, tc := range []struct{ module, in, want string }{
-		{"permission", `{"lionagi":{"deny":{"b":[],"a":["x"]}}}`, `{"lionagi":{"deny":[{"patterns":[],"tool":"b"},{"patterns":["x"],"tool":"a"}]}}`},
-		{"permission", `{"lionagi":{"deny":{"a":["1"],"b":[],"a":["2"]}}}`, `{"lionagi":{"deny":[{"patterns":["2"],"tool":"a"},{"patterns":[],"tool":"b"}]}}`},
+		{"permission", `{"lionagi":{"deny":{"b":[],"a":["x"]}}}`, `{"lionagi":{"deny":{"a":["x"],"b":[]}}}`},
+		{"permission", `{"lionagi":{"deny":{"bash_tool":[],"BASH":["x"]}}}`, `{"lionagi":{"deny":[{"patterns":[],"tool":"bash_tool"},{"patterns":["x"],"tool":"BASH"}]}}`},
+		{"permission", `{"lionagi":{"deny":{"x":[],"Reader_Tool":["y"],"reader":[]}}}`, `{"lionagi":{"deny":[{"patterns":[],"tool":"x"},{"patterns":["y"],"tool":"Reader_Tool"},{"patterns":[],"tool":"reader"}]}}`},
+		{"permission", `{"lionagi":{"allow":{"ß":["1"],"a":[]}}}`, `{"lionagi":{"allow":[{"patterns":["1"],"tool":"ß"},{"patterns":[],"tool":"a"}]}}`},
+		{"permission", `{"lionagi":{"deny":{"a":["1"],"b":[],"a":["2"]}}}`, `{"lionagi":{"deny":{"a":["2"],"b":[]}}}`},
 		{"permission", `{"preset":"safe"}`, `{"preset":"safe"}`},
 		{"permission", `{"lionagi":"safe"}`, `{"lionagi":"safe"}`},
 		{"permission", `{"lionagi":{"deny":"x","mode":"rules"}}`, `{"lionagi":{"deny":"x","mode":"rules"}}`},

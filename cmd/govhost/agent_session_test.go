@@ -4,22 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/govhost/govhost"
-	"github.com/govhost/govhost/abi"
-	"github.com/govhost/govhost/agents"
-	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/policy/policyfile"
+	"github.com/govhost/govhost/server/api"
 )
 
 // sessionCall is one tool call of the recorded session and what the agent
@@ -34,8 +31,8 @@ type sessionCall struct {
 
 // TestAgentSession_FiftyCallsOneCertificate runs a Claude Code session of
 // 50 mixed tool calls through the command hook (`govhost hook`, in
-// process) and the sidecar's hook endpoint, with the real gates and
-// Pebble: a destructive command is denied by the destructive guard, bash
+// process) and the real sidecar (`govhost serve` as a process, its gates
+// and Pebble): a destructive command is denied by the destructive guard, bash
 // calls are held on the approval broker (one approved, one rejected), and
 // the session ends with one certificate whose chain `govhost chain
 // verify` accepts.
@@ -50,38 +47,15 @@ func TestAgentSession_FiftyCallsOneCertificate(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# project\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(ws, "src", "main.go"), []byte("package main\n"), 0o644))
 
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: data, Host: dataHostConfig(data), Logger: quietLogger()})
-	must(t, err)
-	engineOpen := true
-	defer func() {
-		if engineOpen {
-			eng.Close(ctx)
-		}
-	}()
-	snap := agentPolicy(t, eng)
-	broker := controller.NewApprovalBroker(false)
-	defer broker.Close()
-	ctl, err := eng.NewController(controller.Config{Approvals: hooks.ApprovalCallback(broker.Callback(), nil)})
-	must(t, err)
-	svc, err := hooks.New(hooks.Config{
-		Controller: ctl,
-		TaskOptions: func(ctx context.Context, ev agents.Event) (controller.TaskOptions, error) {
-			return controller.TaskOptions{PolicyID: snap.PolicyID(), Version: snap.Version(), Actor: &governance.ActorRef{Kind: "agent", ID: "claude"}}, nil
-		},
-		Certify: func(ctx context.Context, b governance.ClosedTaskBoundary) (governance.TaskCertificate, error) {
-			head, err := eng.Evidence.Head(ctx, b.ChainID)
-			if err != nil {
-				return governance.TaskCertificate{}, err
-			}
-			return eng.Issuer().Mint(ctx, b, head.Hash)
-		},
-		Approval: hooks.ApprovalHold,
-	})
-	must(t, err)
-	srv := httptest.NewServer(hooks.Handler(svc))
-	defer srv.Close()
+	// The real sidecar: `govhost serve` as a process, with the agents'
+	// policy and approvals held on its broker.
+	policyFile := filepath.Join(t.TempDir(), "agents-policy.json")
+	must(t, os.WriteFile(policyFile, agentPolicyFile(t), 0o644))
+	srv := startServe(t, data, "--policy", policyFile, "--hook-approval", "hold")
+	tokenFile := filepath.Join(data, "token")
 
-	// The reviewer on the broker approves the test run and rejects the rest.
+	// The reviewer, through the approvals API, approves the test run and
+	// rejects the rest.
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -89,14 +63,21 @@ func TestAgentSession_FiftyCallsOneCertificate(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(5 * time.Millisecond):
+			case <-time.After(10 * time.Millisecond):
 			}
-			for _, p := range broker.Pending() {
-				d := abi.DecisionDeny
-				if strings.Contains(string(p.Request.Arguments), "go test ./...") {
-					d = abi.DecisionAllow
+			pending, err := srv.client.Approvals(ctx)
+			if err != nil {
+				continue
+			}
+			for _, p := range pending {
+				if p.Status != "pending" {
+					continue
 				}
-				broker.Resolve(p.ID, d, &governance.ActorRef{Kind: "user", ID: "reviewer"})
+				d := "deny"
+				if strings.Contains(string(p.Arguments), "go test ./...") {
+					d = "allow"
+				}
+				_ = srv.client.ResolveApproval(ctx, p.ApprovalID, api.ResolveApprovalRequest{Decision: d, Approver: &governance.ActorRef{Kind: "user", ID: "reviewer"}})
 			}
 		}
 	}()
@@ -135,7 +116,7 @@ func TestAgentSession_FiftyCallsOneCertificate(t *testing.T) {
 			m[k] = v
 		}
 		in, _ := json.Marshal(m)
-		return runCLI(t, string(in), "hook", "--agent", "claude", "--url", srv.URL)
+		return runCLI(t, string(in), "hook", "--agent", "claude", "--url", srv.url, "--token-file", tokenFile)
 	}
 	if code, _, errs := hook("SessionStart", map[string]any{"source": "startup"}); code != 0 {
 		t.Fatalf("SessionStart: exit %d %s", code, errs)
@@ -172,18 +153,31 @@ func TestAgentSession_FiftyCallsOneCertificate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "session certified") {
 		t.Fatalf("SessionEnd: exit %d %q %q", code, out, errs)
 	}
-	ended, ok := svc.Session(agents.Claude, sid)
-	if !ok || ended.Certificate == nil {
-		t.Fatalf("no certificate: %+v", ended)
+	var sess struct {
+		State       string                      `json:"state"`
+		ChainID     string                      `json:"chain_id"`
+		Certificate *governance.TaskCertificate `json:"certificate"`
 	}
-	cert := ended.Certificate
+	req, _ := http.NewRequest(http.MethodGet, srv.url+"/v1/hooks/claude/sessions/"+sid, nil)
+	token, err := os.ReadFile(tokenFile)
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	must(t, json.NewDecoder(resp.Body).Decode(&sess))
+	resp.Body.Close()
+	if sess.State != "ended" || sess.Certificate == nil {
+		t.Fatalf("no certificate: %+v", sess)
+	}
+	cert := sess.Certificate
 	if cert.GateSummary.HardDeny == 0 || cert.ProcessGrade != governance.GradeFull {
 		t.Fatalf("certificate %+v", cert)
 	}
-	chain := ended.Boundary.ChainID.String()
-	srv.Close()
-	must(t, eng.Close(ctx))
-	engineOpen = false
+	chain := sess.ChainID
+	must(t, srv.cmd.Process.Signal(syscall.SIGTERM))
+	if code := srv.wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, srv.stderr)
+	}
 
 	// The chain, exported and verified by the CLI against the certified head.
 	file := filepath.Join(t.TempDir(), "chain.jsonl")
@@ -207,10 +201,10 @@ func TestAgentSession_FiftyCallsOneCertificate(t *testing.T) {
 	t.Logf("50 calls: certificate %s, %s, gate summary %+v, chain %d bytes", cert.CertificateID, cert.ProcessGrade, cert.GateSummary, len(text))
 }
 
-// agentPolicy activates the demo's workspace policy with the path guard on
+// agentPolicyFile is the demo's workspace policy with the path guard on
 // the task's workspace ($workspace), bash behind approval and the
 // destructive guard as a hard gate.
-func agentPolicy(t *testing.T, eng *govhost.Engine) governance.PolicySnapshot {
+func agentPolicyFile(t *testing.T) []byte {
 	t.Helper()
 	file, err := policyfile.WorkspaceTemplate(policyfile.WorkspaceOptions{
 		PolicyID: uuid.New(), Version: "agents-1", Root: "/placeholder", RequireBashApproval: true,
@@ -225,12 +219,7 @@ func agentPolicy(t *testing.T, eng *govhost.Engine) governance.PolicySnapshot {
 	})
 	file, err = json.Marshal(doc)
 	must(t, err)
-	snap, err := policyfile.Load(file, "agents-policy.json", eng.Gates.Resolver("."))
-	must(t, err)
-	must(t, eng.Policies.Put(context.Background(), snap))
-	snap, err = eng.Policies.Activate(context.Background(), snap.PolicyID(), snap.Version(), &governance.ActorRef{Kind: "user", ID: "test"}, time.Now())
-	must(t, err)
-	return snap
+	return file
 }
 
 func must(t *testing.T, err error) {

@@ -65,22 +65,35 @@ var ErrDSN = errors.New("pgstore: malformed PostgreSQL connection string")
 // Connect opens a pool on dsn (a postgres:// URL or key=value string; ""
 // takes everything from the PG* environment variables, as libpq does) and
 // checks that the database answers.
+//
+// A setting the caller leaves zero may come from the DSN instead
+// (pool_max_conns, pool_max_conn_lifetime, statement_timeout in ms,
+// connect_timeout), so a command line can tune the pool through the
+// connection string alone; otherwise the defaults apply.
 func Connect(ctx context.Context, dsn string, p Pool) (*pgxpool.Pool, error) {
-	p.EnsureDefaults()
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// NB: pgx's parse errors quote the string, password included.
 		return nil, ErrDSN
+	}
+	inDSN := func(key string) bool { return strings.Contains(dsn, key+"=") }
+	if p.MaxConns == 0 && inDSN("pool_max_conns") {
+		p.MaxConns = cfg.MaxConns
+	}
+	if p.ConnMaxLifetime == 0 && inDSN("pool_max_conn_lifetime") {
+		p.ConnMaxLifetime = cfg.MaxConnLifetime
+	}
+	_, stmtInDSN := cfg.ConnConfig.RuntimeParams["statement_timeout"]
+	p.EnsureDefaults()
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
 	cfg.MaxConns = p.MaxConns
 	cfg.MaxConnLifetime = p.ConnMaxLifetime
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = p.ConnectTimeout
 	}
-	if p.StatementTimeout > 0 {
+	if p.StatementTimeout > 0 && !(stmtInDSN && p.StatementTimeout == DefaultStatementTimeout) {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(p.StatementTimeout.Milliseconds(), 10)
 	}
 	prefix := cfg.ConnConfig.RuntimeParams["application_name"]

@@ -41,7 +41,10 @@ def main():
     url = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:8181"
     data = sys.argv[2] if len(sys.argv) > 2 else "govhost-data"
     gh = Client.from_data_dir(url, data)
-    approve = os.environ.get("GOVHOST_EXAMPLE_APPROVE") == "1"
+    # The example plays the human reviewer too and approves what waits for
+    # approval; GOVHOST_EXAMPLE_APPROVE=0 leaves the approval to you
+    # (curl .../v1/approvals, then POST .../v1/approvals/ID within 10 s).
+    approve = os.environ.get("GOVHOST_EXAMPLE_APPROVE", "1") != "0"
     with gh.task(actor=("agent", "example"), workspace=os.getcwd()) as task:
         for tool, args in PLAN:
             try:
@@ -70,7 +73,7 @@ def main():
     if task.certificate:
         print("certificate", json.dumps(task.certificate["certificate"], indent=2))
     else:
-        print("not certified: unfinished operations", closed["unfinished_operations"])
+        print("not certified:", task.not_certified)
 
 
 if __name__ == "__main__":

@@ -162,6 +162,7 @@ class Task:
         self.mint_on_close = mint
         self.closed: Optional[Dict[str, Any]] = None
         self.certificate: Optional[Dict[str, Any]] = None
+        self.not_certified = ""  # why minting was refused, when it was
 
     def __enter__(self) -> "Task":
         return self
@@ -172,8 +173,13 @@ class Task:
     def close(self) -> Dict[str, Any]:
         if self.closed is None:
             self.closed = self.client.close_task(self.id)
-            if self.mint_on_close and not self.closed["unfinished_operations"]:
-                self.certificate = self.client.mint(self.chain_id, self.closed["head"])
+            if self.mint_on_close:
+                try:
+                    self.certificate = self.client.mint(self.chain_id, self.closed["head"])
+                except GovhostError as e:
+                    if e.code != "not_mintable":
+                        raise
+                    self.not_certified = e.message
         return self.closed
 
     def call(self, tool: str, fn: Callable[..., Any], arguments: Dict[str, Any], wait_ms: int = 0,

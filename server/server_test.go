@@ -225,3 +225,31 @@ func TestAPI_ApprovalEventStream(t *testing.T) {
 	}
 	require.Contains(t, string(buf), "event: pending\ndata: {\"approval_id\":\""+res.ApprovalID)
 }
+
+func TestAPI_CloseNamesEveryUnfinishedOperation(t *testing.T) {
+	e := sharedEnv(t)
+	c, ctx := e.client, context.Background()
+	task, err := c.OpenTask(ctx, api.OpenTaskRequest{})
+	require.NoError(t, err)
+	permitted, err := c.Authorize(ctx, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "reader", Arguments: args(map[string]any{"path": "x"})}})
+	require.NoError(t, err)
+	waiting, err := c.Authorize(ctx, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "bash", Arguments: args(map[string]any{"command": "make"})}})
+	require.NoError(t, err)
+	require.Equal(t, api.DecisionPending, waiting.Decision)
+	pending, err := c.Approvals(ctx)
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	closed, err := c.CloseTask(ctx, task.TaskID)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []uuid.UUID{permitted.Permit.OperationID, pending[0].OperationID}, closed.UnfinishedOperations)
+	_, err = c.Mint(ctx, closed.ChainID, closed.Head)
+	requireCode(t, err, http.StatusConflict, "not_mintable")
+	require.Contains(t, err.Error(), permitted.Permit.OperationID.String())
+	// The approval answered after the close appends nothing: the task is closed.
+	require.NoError(t, c.ResolveApproval(ctx, pending[0].ApprovalID, api.ResolveApprovalRequest{Decision: "allow"}))
+	_, err = c.Wait(ctx, waiting.AuthorizationID, 10*time.Second)
+	requireCode(t, err, http.StatusConflict, "task_closed")
+	head, err := c.ChainHead(ctx, closed.ChainID)
+	require.NoError(t, err)
+	require.Equal(t, closed.Head, head.Hash)
+}

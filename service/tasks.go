@@ -133,8 +133,24 @@ func (s *Service) CloseTask(ctx context.Context, id uuid.UUID) (ClosedTask, erro
 	if snap, err := s.eng.Policies.Get(ctx, b.PolicyID, b.PolicyVersion); err == nil {
 		out.PolicyDigest = snap.Digest()
 	}
-	for _, p := range s.ctl.OpenPermits(t.ChainID()) {
-		out.UnfinishedOperations = append(out.UnfinishedOperations, p.OperationID)
+	// From the evidence itself: every operation started without a terminal
+	// record (authorized and never completed, or still waiting for an
+	// approver when the task closed).
+	recs, err := s.eng.Evidence.Read(ctx, t.ChainID(), -1)
+	if err != nil {
+		return ClosedTask{}, fail(CodeUnavailable, err)
+	}
+	ended := map[uuid.UUID]bool{}
+	for _, r := range recs {
+		switch r.RecordType {
+		case governance.OperationDenied, governance.CallableCompleted, governance.CallableFailed:
+			ended[r.OperationID.UUID] = true
+		}
+	}
+	for _, r := range recs {
+		if r.RecordType == governance.OperationStarted && !ended[r.OperationID.UUID] {
+			out.UnfinishedOperations = append(out.UnfinishedOperations, r.OperationID.UUID)
+		}
 	}
 	return out, nil
 }

@@ -71,10 +71,16 @@ func newOperation(c *InvocationController, call Call, opctx governance.Operation
 // record appends specs to the operation's chain; in a task, only while the
 // task is open (ErrTaskClosed otherwise, nothing appended).
 func (op *operation) record(ctx context.Context, specs ...recordSpec) error {
+	return op.whileTaskOpen(func() error { return op.append(ctx, specs) })
+}
+
+// whileTaskOpen runs apply while the operation's task is open (a task's
+// records never follow its TASK_CLOSED); outside a task, just runs it.
+func (op *operation) whileTaskOpen(apply func() error) error {
 	if op.task != nil {
-		return op.task.whileOpen(func() error { return op.append(ctx, specs) })
+		return op.task.whileOpen(apply)
 	}
-	return op.append(ctx, specs)
+	return apply()
 }
 
 func (op *operation) append(ctx context.Context, specs []recordSpec) error {
@@ -97,10 +103,7 @@ func (op *operation) recordUnsynced(ctx context.Context, specs ...recordSpec) er
 		}
 		return err
 	}
-	if op.task != nil {
-		return op.task.whileOpen(apply)
-	}
-	return apply()
+	return op.whileTaskOpen(apply)
 }
 
 // evidenceError wraps a failed append; a closed task is reported as such.

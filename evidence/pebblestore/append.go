@@ -42,21 +42,12 @@ func (s *Store) Append(ctx context.Context, r governance.EvidenceRecord) (govern
 // the WAL is a prefix on recovery, so a later record never survives
 // without an earlier one.
 func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
-	if err := evidence.CheckRecords(ctx, records); err != nil || len(records) == 0 {
-		return nil, err
-	}
-	chainID := records[0].ChainID
-	if err := s.enter(); err != nil {
+	if ok, err := s.admit(ctx, records); !ok {
 		return nil, err
 	}
 	defer s.closeMu.RUnlock()
-	if s.owned != nil {
-		if err := s.owned.ballast.check(); err != nil {
-			return nil, err
-		}
-	}
 
-	b, err := s.applyLocked(chainID, records, true)
+	b, err := s.applyLocked(records[0].ChainID, records, true)
 	if err != nil {
 		return nil, err
 	}
@@ -82,23 +73,35 @@ func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRe
 // checks and compare-and-append, applied to the WAL buffer and memtable
 // with no sync of its own; the next synced append's fsync covers it.
 func (s *Store) AppendBatchUnsynced(ctx context.Context, records []governance.EvidenceRecord) error {
-	if err := evidence.CheckRecords(ctx, records); err != nil || len(records) == 0 {
-		return err
-	}
-	if err := s.enter(); err != nil {
+	if ok, err := s.admit(ctx, records); !ok {
 		return err
 	}
 	defer s.closeMu.RUnlock()
-	if s.owned != nil {
-		if err := s.owned.ballast.check(); err != nil {
-			return err
-		}
-	}
 	b, err := s.applyLocked(records[0].ChainID, records, false)
 	if err != nil {
 		return err
 	}
 	return b.Close()
+}
+
+// admit runs the checks every append makes before its batch: the records'
+// integrity (before any lock), an open and unfenced store, room on disk.
+// When it returns true the caller holds the store's close lock and must
+// RUnlock it; false with a nil error is an empty batch (nothing to do).
+func (s *Store) admit(ctx context.Context, records []governance.EvidenceRecord) (bool, error) {
+	if err := evidence.CheckRecords(ctx, records); err != nil || len(records) == 0 {
+		return false, err
+	}
+	if err := s.enter(); err != nil {
+		return false, err
+	}
+	if s.owned != nil {
+		if err := s.owned.ballast.check(); err != nil {
+			s.closeMu.RUnlock()
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // applyLocked runs the compare-and-append under the chain's lock and

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 
 	"github.com/govhost/govhost/controller"
@@ -68,36 +70,59 @@ func NewGates(h *host.Host, dir string) (*Gates, error) {
 }
 
 // Add makes a module available by its digest, storing it in the module
-// folder, and returns the digest.
+// folder, and returns the digest. It does not load the module: Upload is
+// the checked way in for bytes from outside.
 func (g *Gates) Add(wasm []byte) (string, error) {
 	digest := governance.SHA256Hex(wasm)
+	_, err := g.store(digest, wasm)
+	return digest, err
+}
+
+// store keeps wasm under its digest: <dir>/<digest>.wasm, written to a
+// temporary file, synced and linked into place (so a reader never sees a
+// partial module and two writers of the same bytes agree on who created
+// it), or in memory without a folder. created is false for bytes already
+// stored and for the built-in modules, which are never stored.
+func (g *Gates) store(digest string, wasm []byte) (created bool, err error) {
 	if _, ok := builtin.ByDigest(digest); ok {
-		return digest, nil
+		return false, nil
 	}
-	if g.dir != "" {
-		path := filepath.Join(g.dir, digest+".wasm")
-		if _, err := os.Stat(path); err != nil {
-			tmp, err := os.CreateTemp(g.dir, ".module-*")
-			if err != nil {
-				return "", err
-			}
-			_, werr := tmp.Write(wasm)
-			serr := tmp.Sync()
-			cerr := tmp.Close()
-			if err := errors.Join(werr, serr, cerr); err != nil {
-				_ = os.Remove(tmp.Name())
-				return "", err
-			}
-			if err := os.Rename(tmp.Name(), path); err != nil {
-				return "", err
-			}
+	if g.dir == "" {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if _, ok := g.pending[digest]; ok {
+			return false, nil
 		}
-		return digest, nil
+		g.pending[digest] = append([]byte(nil), wasm...)
+		return true, nil
 	}
-	g.mu.Lock()
-	g.pending[digest] = append([]byte(nil), wasm...)
-	g.mu.Unlock()
-	return digest, nil
+	path := filepath.Join(g.dir, digest+".wasm")
+	if _, err := os.Stat(path); err == nil {
+		return false, nil
+	}
+	tmp, err := os.CreateTemp(g.dir, ".module-*")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(wasm)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return false, err
+	}
+	switch err := os.Link(tmp.Name(), path); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil // another writer stored the same bytes first
+	}
+	// A file system without hard links: rename (atomic, but it cannot say
+	// who came first).
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Resolver returns the policy file resolver that maps built-in names to
@@ -155,13 +180,7 @@ func (g *Gates) module(ctx context.Context, digest string) (*host.Module, error)
 	g.loading[digest] = l
 	g.mu.Unlock()
 
-	load := g.host.Load
-	if _, ok := builtin.ByDigest(digest); ok {
-		// Embedded in the binary: not bounded by the load timeout (a Go-built
-		// module compiles slowly on a loaded machine, and is not hostile).
-		load = g.host.LoadTrusted
-	}
-	l.m, l.err = load(ctx, wasm, digest)
+	l.m, l.err = g.loader(digest)(ctx, wasm, digest)
 	g.mu.Lock()
 	delete(g.loading, digest)
 	if l.err == nil {
@@ -170,6 +189,17 @@ func (g *Gates) module(ctx context.Context, digest string) (*host.Module, error)
 	g.mu.Unlock()
 	close(l.done)
 	return l.m, l.err
+}
+
+// loader is how the module with digest is loaded: with every limit for
+// untrusted modules (host.Load), except the built-ins embedded in the
+// binary, which are not bounded by the load timeout (a Go-built module
+// compiles slowly on a loaded machine, and is not hostile).
+func (g *Gates) loader(digest string) func(context.Context, []byte, string) (*host.Module, error) {
+	if _, ok := builtin.ByDigest(digest); ok {
+		return g.host.LoadTrusted
+	}
+	return g.host.Load
 }
 
 // moduleLoad is a load in progress; m and err are set before done closes.
@@ -268,4 +298,42 @@ func isolation(b governance.ExecutableGateBinding) host.Isolation {
 func (g *Gates) ModuleAvailable(digest string) bool {
 	_, err := g.module(context.Background(), digest)
 	return err == nil
+}
+
+// GatePool is the instance pool of one gate id (summed over the policy
+// versions and configurations that bind that id).
+type GatePool struct {
+	GateID string
+	host.PoolStats
+}
+
+// Pools returns the instance pools of every gate resolved so far, by gate
+// id (for metrics).
+func (g *Gates) Pools() []GatePool {
+	byID := map[string]*GatePool{}
+	seen := map[*host.Gate]bool{} // NB: two keys may share the host's gate
+	g.gates.Range(func(k, v any) bool {
+		gate := v.(*host.Gate)
+		if seen[gate] {
+			return true
+		}
+		seen[gate] = true
+		id := k.(gateKey).gateID
+		p := byID[id]
+		if p == nil {
+			p = &GatePool{GateID: id}
+			byID[id] = p
+		}
+		st := gate.PoolStats()
+		p.Live += st.Live
+		p.Idle += st.Idle
+		p.Size += st.Size
+		return true
+	})
+	out := make([]GatePool, 0, len(byID))
+	for _, p := range byID {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GateID < out[j].GateID })
+	return out
 }

@@ -278,6 +278,22 @@ func (g *Gate) MemoryBytes(ctx context.Context) (uint64, error) {
 	return n, nil
 }
 
+// PoolStats is a snapshot of a gate's instance pool.
+type PoolStats struct {
+	// Live instances exist now: idle, serving a call, or being created.
+	Live int
+	// Idle instances wait in the pool.
+	Idle int
+	// Size bounds Live (WithPoolSize).
+	Size int
+}
+
+// PoolStats returns a snapshot of the gate's instance pool (for metrics).
+func (g *Gate) PoolStats() PoolStats {
+	live, idle, size := g.pool.Stats()
+	return PoolStats{Live: live, Idle: idle, Size: size}
+}
+
 // failure turns an internal error into what Evaluate returns.
 func (g *Gate) failure(err error) error {
 	if g.host.closed.Load() {

@@ -21,13 +21,9 @@ func decode(r *http.Request, dst any) error {
 			return refuse(codeUnsupportedMedia, fmt.Sprintf("content type %q: send application/json", ct))
 		}
 	}
-	body, err := io.ReadAll(r.Body)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return refuse(codeBodyTooLarge, fmt.Sprintf("request body over %d bytes", tooLarge.Limit))
-	}
+	body, err := readBody(r, codeMalformedJSON)
 	if err != nil {
-		return refuse(codeMalformedJSON, "reading the body: "+err.Error())
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
@@ -41,6 +37,20 @@ func decode(r *http.Request, dst any) error {
 		return refuse(codeTrailingData, "the body holds more than one JSON document")
 	}
 	return nil
+}
+
+// readBody reads the whole body within the route's limit: over it is
+// body_too_large; a body that breaks off is refused with brokenCode.
+func readBody(r *http.Request, brokenCode string) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, refuse(codeBodyTooLarge, fmt.Sprintf("request body over %d bytes", tooLarge.Limit))
+	}
+	if err != nil {
+		return nil, refuse(brokenCode, "reading the body: "+err.Error())
+	}
+	return body, nil
 }
 
 func decodeError(err error) error {

@@ -52,6 +52,16 @@ var statusOf = map[string]int{
 	string(service.CodeTooManyTasks):     http.StatusTooManyRequests,
 	string(service.CodeUnavailable):      http.StatusServiceUnavailable,
 	string(service.CodeEvidenceConflict): http.StatusConflict,
+	string(service.CodeModuleEmpty):      http.StatusBadRequest,
+	string(service.CodeModuleUnknown):    http.StatusNotFound,
+}
+
+// A module the host refuses as a gate is understood and refused: 422,
+// whatever the host's reason.
+func init() {
+	for _, c := range service.ModuleRefusalCodes() {
+		statusOf[string(c)] = http.StatusUnprocessableEntity
+	}
 }
 
 // writeError answers with the stable error body. An error without a code

@@ -28,6 +28,10 @@ import (
 
 const testToken = "0123456789abcdef0123456789abcdef-test-token"
 
+// testMaxModule bounds module uploads in the tests' servers (the default,
+// 32 MiB, would make the oversize case slow to send).
+const testMaxModule = 1 << 20
+
 // cacheDir is one compilation cache for the package's engines.
 var cacheDir string
 
@@ -74,6 +78,8 @@ type env struct {
 	srv    *server.Server
 	http   *httptest.Server
 	client *client.Client
+	// modules is the engine's module folder.
+	modules string
 	// spec, when set, validates every exchange against openapi.yaml.
 	spec  *specChecker
 	close func()
@@ -94,10 +100,10 @@ func openEnv(t testing.TB, validate bool) *env {
 	pol, _, err := svc.EnsurePolicy(ctx, "")
 	require.NoError(t, err)
 	require.NoError(t, svc.WarmUp(ctx, pol))
-	srv, err := server.New(server.Config{Service: svc, Token: testToken, Metrics: metrics, MaxBody: 64 << 10})
+	srv, err := server.New(server.Config{Service: svc, Token: testToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})
 	require.NoError(t, err)
 	srv.SetReady()
-	e := &env{t: t, eng: eng, svc: svc, srv: srv}
+	e := &env{t: t, eng: eng, svc: svc, srv: srv, modules: filepath.Join(dir, "data", "modules")}
 	var h http.Handler = srv.Handler()
 	if validate {
 		e.spec = newSpecChecker(t)
@@ -157,6 +163,7 @@ func textBody(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3fi
 func init() {
 	openapi3filter.RegisterBodyDecoder("application/x-ndjson", textBody)
 	openapi3filter.RegisterBodyDecoder("application/yaml", textBody)
+	openapi3filter.RegisterBodyDecoder("application/wasm", textBody)
 }
 
 func newSpecChecker(t testing.TB) *specChecker {

@@ -43,7 +43,10 @@ var routes = []route{
 	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/activate", handle: (*Server).activatePolicy},
 	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/bind", handle: (*Server).bindPolicy},
 	{method: "POST", pattern: "/v1/evaluate", handle: (*Server).evaluate},
-	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, maxBody: hooks.MaxBody},
+	{method: "POST", pattern: "/v1/modules", handle: (*Server).uploadModule, bodyLimit: func(s *Server) int64 { return s.maxModule }},
+	{method: "GET", pattern: "/v1/modules", handle: (*Server).listModules},
+	{method: "GET", pattern: "/v1/modules/{digest}", handle: (*Server).showModule},
+	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, bodyLimit: func(*Server) int64 { return hooks.MaxBody }},
 	{method: "GET", pattern: "/v1/hooks/{agent}/sessions/{session_id}", handle: (*Server).hook},
 }
 

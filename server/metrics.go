@@ -54,9 +54,9 @@ func NewMetrics() *Metrics {
 }
 
 // Watch adds the gauges read from the service: open tasks, pending
-// approvals, dropped projections.
+// approvals, dropped projections, gate instance pools.
 func (m *Metrics) Watch(s *service.Service) {
-	m.Registry.MustRegister(
+	m.Registry.MustRegister(newPoolCollector(s),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "govhost_open_tasks", Help: "Tasks open now."},
 			func() float64 { return float64(s.OpenTaskCount()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "govhost_pending_approvals", Help: "Approvals waiting for a decision."},
@@ -84,4 +84,34 @@ func (m *Metrics) Appended(_ int, took time.Duration, failed bool) {
 func (m *Metrics) request(route, method string, status int, took time.Duration) {
 	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 	m.requestTime.WithLabelValues(route).Observe(took.Seconds())
+}
+
+// poolCollector reports each gate's instance pool, read at scrape time.
+type poolCollector struct {
+	svc              *service.Service
+	live, idle, size *prometheus.Desc
+}
+
+func newPoolCollector(s *service.Service) *poolCollector {
+	gate := []string{"gate"}
+	return &poolCollector{
+		svc:  s,
+		live: prometheus.NewDesc("govhost_gate_pool_instances", "Instances of a gate that exist now (idle, serving a call, or being created), by gate id.", gate, nil),
+		idle: prometheus.NewDesc("govhost_gate_pool_idle_instances", "Instances of a gate idle in its pool, by gate id.", gate, nil),
+		size: prometheus.NewDesc("govhost_gate_pool_size", "The most instances a gate's pool may hold, by gate id.", gate, nil),
+	}
+}
+
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.live
+	ch <- c.idle
+	ch <- c.size
+}
+
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.svc.GatePools() {
+		ch <- prometheus.MustNewConstMetric(c.live, prometheus.GaugeValue, float64(p.Live), p.GateID)
+		ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(p.Idle), p.GateID)
+		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(p.Size), p.GateID)
+	}
 }

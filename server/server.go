@@ -26,8 +26,11 @@ type Config struct {
 	Token string
 	// MaxBody bounds request bodies (default DefaultMaxBody).
 	MaxBody int64
-	Metrics *Metrics
-	Logger  *slog.Logger
+	// MaxModuleBody bounds an uploaded gate module, POST /v1/modules
+	// (default api.MaxModuleBytes, 32 MiB; a Go-built gate is about 3.5 MB).
+	MaxModuleBody int64
+	Metrics       *Metrics
+	Logger        *slog.Logger
 }
 
 // Server is the HTTP API over one service.
@@ -35,6 +38,7 @@ type Server struct {
 	svc         *service.Service
 	tokenDigest [32]byte
 	maxBody     int64
+	maxModule   int64
 	metrics     *Metrics
 	log         *slog.Logger
 	ready       atomic.Bool
@@ -50,9 +54,9 @@ type route struct {
 	method, pattern string
 	public          bool
 	handle          func(s *Server, w http.ResponseWriter, r *http.Request) error
-	// maxBody, when set, replaces the server's body limit (hook inputs
-	// carry whole files).
-	maxBody int64
+	// bodyLimit, when set and above the server's body limit, replaces it:
+	// hook inputs carry whole files, gate modules are megabytes.
+	bodyLimit func(*Server) int64
 }
 
 // Routes returns every route as "METHOD PATTERN".
@@ -72,10 +76,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
+	if cfg.MaxModuleBody <= 0 {
+		cfg.MaxModuleBody = api.MaxModuleBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: cfg.Service, tokenDigest: sha256.Sum256([]byte(cfg.Token)), maxBody: cfg.MaxBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{svc: cfg.Service, tokenDigest: sha256.Sum256([]byte(cfg.Token)), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
@@ -145,8 +152,8 @@ func (s *Server) wrap(rt route) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		limit := s.maxBody
-		if rt.maxBody > limit {
-			limit = rt.maxBody
+		if rt.bodyLimit != nil {
+			limit = max(limit, rt.bodyLimit(s))
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		var err error

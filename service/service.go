@@ -202,3 +202,7 @@ func (e observedEvidence) Append(ctx context.Context, r governance.EvidenceRecor
 
 // errUnavailable marks a failure to record evidence.
 var errUnavailable = errors.New("evidence could not be recorded")
+
+// GatePools returns the instance pools of the gates resolved so far, by
+// gate id.
+func (s *Service) GatePools() []govhost.GatePool { return s.eng.Gates.Pools() }

@@ -251,3 +251,42 @@ type ChainHead struct {
 	Sequence int64     `json:"sequence"`
 	Hash     string    `json:"hash"`
 }
+
+// Module describes a stored gate module: what a policy binds by sha256.
+type Module struct {
+	SHA256 string `json:"sha256"`
+	// ABIKind is "native" (govhost's gate ABI v1) or "extism" (a module
+	// built with an Extism PDK).
+	ABIKind string `json:"abi_kind"`
+	// Exports are the module's exported functions and memories, sorted.
+	// They are the module's own text: escape them before showing them on
+	// a terminal.
+	Exports []string `json:"exports"`
+	Size    int      `json:"size"`
+	// Builtin names the built-in gate these bytes are, if any.
+	Builtin string `json:"builtin,omitempty"`
+}
+
+// ModuleUpload answers POST /v1/modules: the module and whether this
+// upload stored it (201) or the same bytes were already here (200).
+type ModuleUpload struct {
+	Module
+	Created bool `json:"created"`
+}
+
+// StoredModule is one entry of GET /v1/modules. A module stored earlier
+// that the host refuses now (its limits were tightened) carries the
+// refusal's code and message instead of its ABI kind and exports.
+type StoredModule struct {
+	Module
+	Refused *ErrorDetail `json:"refused,omitempty"`
+}
+
+// ModuleList is the body of GET /v1/modules.
+type ModuleList struct {
+	Modules []StoredModule `json:"modules"`
+}
+
+// MaxModuleBytes is the default bound of an uploaded module (a Go-built
+// gate is about 3.5 MB).
+const MaxModuleBytes = 32 << 20

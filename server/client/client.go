@@ -114,19 +114,24 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 // send returns a 2xx response (its body open) or the server's *Error.
 func (c *Client) send(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	contentType := ""
+	switch b := body.(type) {
+	case nil:
+	case moduleBytes:
+		rd, contentType = bytes.NewReader(b), "application/octet-stream"
+	default:
+		j, err := json.Marshal(body)
 		if err != nil {
 			return nil, err
 		}
-		rd = bytes.NewReader(b)
+		rd, contentType = bytes.NewReader(j), "application/json"
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -274,4 +279,30 @@ func (c *Client) ResolvePolicy(ctx context.Context, role, resource string) (api.
 func (c *Client) Evaluate(ctx context.Context, req api.EvaluateRequest) (api.Evaluation, error) {
 	var out api.Evaluation
 	return out, c.do(ctx, "POST", "/v1/evaluate", req, &out)
+}
+
+// moduleBytes is a request body sent as it is (a .wasm module), not as JSON.
+type moduleBytes []byte
+
+// UploadModule uploads a gate module (.wasm bytes). The server checks it as
+// a gate and stores it by its sha256; Created is false when the same bytes
+// were already stored. A module the server refuses is an *Error whose Code
+// is the host's reason (gate.invalid_module, gate.missing_export,
+// gate.bad_import, ...) or module_empty. Bind it in a policy file by its
+// SHA256.
+func (c *Client) UploadModule(ctx context.Context, wasm []byte) (api.ModuleUpload, error) {
+	var out api.ModuleUpload
+	return out, c.do(ctx, "POST", "/v1/modules", moduleBytes(wasm), &out)
+}
+
+// Modules lists the stored gate modules.
+func (c *Client) Modules(ctx context.Context) ([]api.StoredModule, error) {
+	var out api.ModuleList
+	return out.Modules, c.do(ctx, "GET", "/v1/modules", nil, &out)
+}
+
+// Module describes one module, stored or built in, by its sha256.
+func (c *Client) Module(ctx context.Context, digest string) (api.Module, error) {
+	var out api.Module
+	return out, c.do(ctx, "GET", "/v1/modules/"+url.PathEscape(digest), nil, &out)
 }

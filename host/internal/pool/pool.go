@@ -107,6 +107,13 @@ func (p *Pool[T]) Discard(v T) {
 	<-p.slots
 }
 
+// Stats returns the instances that exist (idle, in use or being created),
+// the idle ones, and the bound. The figures are a snapshot: they may be
+// stale by the time the caller reads them.
+func (p *Pool[T]) Stats() (live, idle, size int) {
+	return len(p.slots), len(p.idle), cap(p.slots)
+}
+
 // Close destroys the idle instances; instances in use are destroyed when
 // they are put back. Get fails with ErrClosed afterwards.
 func (p *Pool[T]) Close() {

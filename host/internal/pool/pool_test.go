@@ -91,3 +91,22 @@ func TestPool_Concurrent(t *testing.T) {
 	wg.Wait()
 	require.LessOrEqual(t, maxLive.Load(), int32(3))
 }
+
+func TestPool_Stats(t *testing.T) {
+	p := New(3, func(context.Context) (*int, error) { return new(int), nil }, func(*int) {})
+	ctx := context.Background()
+	live, idle, size := p.Stats()
+	require.Equal(t, [3]int{0, 0, 3}, [3]int{live, idle, size}, "instances are created lazily")
+	a, err := p.Get(ctx)
+	require.NoError(t, err)
+	b, err := p.Get(ctx)
+	require.NoError(t, err)
+	live, idle, _ = p.Stats()
+	require.Equal(t, [2]int{2, 0}, [2]int{live, idle}, "two in use")
+	p.Put(a)
+	live, idle, _ = p.Stats()
+	require.Equal(t, [2]int{2, 1}, [2]int{live, idle}, "one back, idle")
+	p.Discard(b)
+	live, idle, _ = p.Stats()
+	require.Equal(t, [2]int{1, 1}, [2]int{live, idle}, "a discarded instance frees its slot")
+}

@@ -66,17 +66,12 @@ func ParseArguments(raw json.RawMessage) (Arguments, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	v, err := governance.ParseJSON(raw)
-	if err != nil {
-		return Arguments{}, fmt.Errorf("controller: tool arguments: %w", err)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
+	obj, order, err := governance.ParseObject(raw)
+	if errors.Is(err, governance.ErrNotObject) {
 		return Arguments{}, ErrArgumentsNotObject
 	}
-	order, err := keyOrder(raw)
 	if err != nil {
-		return Arguments{}, err
+		return Arguments{}, fmt.Errorf("controller: tool arguments: %w", err)
 	}
 	return newArguments(obj, order)
 }
@@ -118,21 +113,6 @@ func canonicalArguments(obj map[string]any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// keyOrder returns the top-level keys of a JSON object in input order. A
-// repeated key keeps its first position (and, in the value, its last
-// value), as a Python dict built by json.loads does.
-func keyOrder(raw []byte) ([]string, error) {
-	members, err := governance.ObjectMembers(raw)
-	if err != nil {
-		return nil, err
-	}
-	order := make([]string, len(members))
-	for i, m := range members {
-		order[i] = m.Key
-	}
-	return order, nil
 }
 
 // withReplacement returns the arguments a transform gate produced, keeping

@@ -63,32 +63,31 @@ func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGate
 	inDigest := op.args.Digest
 	start := time.Now()
 	out, extra := op.evaluateGate(ctx, b, phase)
-	payload := map[string]any{
-		"gate_id": b.GateID(), "level": string(b.Level()), "decision": string(out.decision),
-		"reason_code": out.reason, "phase": string(phase), "argument_digest": inDigest,
-		"module_digest": b.ModuleDigest(), "duration_us": time.Since(start).Microseconds(),
-	}
+	payload := governance.NewFields(9+len(extra)).
+		String("gate_id", b.GateID()).String("level", string(b.Level())).String("decision", string(out.decision)).
+		String("reason_code", out.reason).String("phase", string(phase)).String("argument_digest", inDigest).
+		String("module_digest", b.ModuleDigest()).Int("duration_us", time.Since(start).Microseconds())
 	for k, v := range extra {
-		payload[k] = v
+		payload.Value(k, v)
 	}
 	blocked := false
 	if out.decision == governance.Deny && b.Level() != governance.LevelAdvisory {
 		g, found := op.c.exceptions.consume(op.ctx.ChainID, b.Level(), op.ctx.Actor, b.GateID(), op.call.Tool, op.ctx.PolicyID, op.ctx.PolicyVersion, op.c.now())
 		switch found {
 		case grantUsed:
-			payload["exception_grant_id"] = g.GrantID
+			payload.UUID("exception_grant_id", g.GrantID)
 			if g.BreakGlass {
-				payload["break_glass"] = true
+				payload.Bool("break_glass", true)
 			}
 		case grantAmbiguous:
-			payload["exception_ambiguous"] = true
+			payload.Bool("exception_ambiguous", true)
 			blocked = true
 		default:
 			blocked = true
 		}
 	}
 	if !blocked && out.replaced != nil && out.replaced.Digest != inDigest {
-		payload["output_argument_digest"] = out.replaced.Digest
+		payload.String("output_argument_digest", out.replaced.Digest)
 		op.args = *out.replaced
 	}
 	op.evaluated = append(op.evaluated, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: payload})

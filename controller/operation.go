@@ -143,10 +143,10 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 		}
 		return nil, op.deniedError(v)
 	}
-	bound := recordSpec{typ: governance.PolicyBound, operation: op.opID(), payload: map[string]any{
-		"policy_digest": op.snap.Digest(), "tool_id": op.call.Tool,
-		"task_boundary_id": op.ctx.TaskBoundaryID, "gate_count": op.snap.NumGateBindings(),
-	}}
+	bound := recordSpec{typ: governance.PolicyBound, operation: op.opID(), payload: governance.NewFields(4).
+		String("policy_digest", op.snap.Digest()).String("tool_id", op.call.Tool).
+		UUID("task_boundary_id", op.ctx.TaskBoundaryID).Int("gate_count", int64(op.snap.NumGateBindings())),
+	}
 	// POLICY_BOUND + OPERATION_STARTED become durable with the gate batch
 	// below (one WAL sync for both), before any verdict is acted on.
 	if err := op.recordUnsynced(ctx, bound, started); err != nil {
@@ -183,17 +183,19 @@ func (op *operation) complete(ctx context.Context, p *issued, out Outcome) error
 	if dur == 0 {
 		dur = op.c.now().Sub(p.IssuedAt)
 	}
-	payload := map[string]any{"tool_id": p.Tool, "argument_digest": p.ArgumentDigest, "duration_us": dur.Microseconds()}
+	payload := governance.NewFields(5).String("tool_id", p.Tool).String("argument_digest", p.ArgumentDigest).
+		Int("duration_us", dur.Microseconds())
 	if out.ResultDigest != "" {
-		payload["result_digest"] = out.ResultDigest
+		payload.String("result_digest", out.ResultDigest)
 	}
 	typ := governance.CallableCompleted
 	if out.Failed {
 		typ = governance.CallableFailed
-		payload["failure"] = out.ErrorClass
-		if out.ErrorClass == "" {
-			payload["failure"] = "error"
+		failure := out.ErrorClass
+		if failure == "" {
+			failure = "error"
 		}
+		payload.String("failure", failure)
 	}
 	if err := op.record(context.WithoutCancel(ctx), recordSpec{typ: typ, operation: op.opID(), payload: payload}); err != nil {
 		return err
@@ -229,24 +231,22 @@ func (op *operation) pinPolicy(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-func (op *operation) startedPayload() map[string]any {
-	p := map[string]any{
-		"tool_id": op.call.Tool, "argument_digest": op.args.Digest, "fields": op.args.fieldNames(),
-		"task_boundary_id": op.ctx.TaskBoundaryID,
-	}
+func (op *operation) startedPayload() *governance.Fields {
+	p := governance.NewFields(7).String("tool_id", op.call.Tool).String("argument_digest", op.args.Digest).
+		Value("fields", op.args.fieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
 	if op.ctx.ParentOperationID.Valid {
-		p["parent_operation_id"] = op.ctx.ParentOperationID.UUID
+		p.UUID("parent_operation_id", op.ctx.ParentOperationID.UUID)
 	}
 	if a, ok := op.ctx.ActorValue(); ok {
-		p["actor_kind"], p["actor_id"] = a.Kind, a.ID
+		p.String("actor_kind", a.Kind).String("actor_id", a.ID)
 	}
 	return p
 }
 
 func (op *operation) deniedSpec(v verdict) recordSpec {
-	p := map[string]any{"tool_id": op.call.Tool, "reason_code": v.reason}
+	p := governance.NewFields(4).String("tool_id", op.call.Tool).String("reason_code", v.reason)
 	if v.gateID != "" {
-		p["gate_id"], p["phase"] = v.gateID, string(v.phase)
+		p.String("gate_id", v.gateID).String("phase", string(v.phase))
 	}
 	return recordSpec{typ: governance.OperationDenied, operation: op.opID(), payload: p}
 }

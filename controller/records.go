@@ -50,7 +50,9 @@ func (c *chainLocks) lock(chain uuid.UUID) func() {
 type recordSpec struct {
 	typ       governance.EvidenceType
 	operation uuid.NullUUID
-	payload   map[string]any
+	// payload is a *governance.Fields on the hot path, or a
+	// map[string]any: both encode canonically alike.
+	payload any
 	// supersedes is set on RECORD_SUPERSEDED only.
 	supersedes uuid.NullUUID
 }

@@ -2,7 +2,6 @@ package governance
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -55,8 +54,7 @@ func CanonicalDigest(v any) (text []byte, digest string, err error) {
 
 // SHA256Hex returns the lowercase hex sha256 of b.
 func SHA256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return hexDigest(sha256.Sum256(b))
 }
 
 func appendValue(dst []byte, v any) ([]byte, error) {
@@ -129,6 +127,11 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 			}
 		}
 		return append(dst, ']'), nil
+	case *Fields:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		return x.appendCanonical(dst)
 	case map[string]any:
 		var small [16]string // a record payload's keys fit: no allocation
 		keys := small[:0]

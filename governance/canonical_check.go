@@ -11,7 +11,11 @@ import (
 // It scans once and allocates nothing on success; stores run it on every
 // payload they accept. The error is a *CanonicalError whose Path is the
 // byte offset of the first non-canonical byte.
-func CheckCanonical(b []byte) error {
+func CheckCanonical(b []byte) error { return checkCanonical(string(b)) }
+
+// checkCanonical is CheckCanonical over a string, so a record's payload_json
+// is checked without a copy.
+func checkCanonical(b string) error {
 	c := canonScanner{b: b}
 	if err := c.value(0); err != nil {
 		return err
@@ -23,7 +27,7 @@ func CheckCanonical(b []byte) error {
 }
 
 type canonScanner struct {
-	b []byte
+	b string
 	i int
 }
 
@@ -62,7 +66,7 @@ func (c *canonScanner) value(depth int) error {
 }
 
 func (c *canonScanner) literal(lit string) error {
-	if !strings.HasPrefix(string(c.b[c.i:]), lit) {
+	if !strings.HasPrefix(c.b[c.i:], lit) {
 		return c.fail("bad literal")
 	}
 	c.i += len(lit)
@@ -95,7 +99,7 @@ func (c *canonScanner) number() error {
 
 // str scans a string in canonical form and returns its raw body (between
 // the quotes, escapes undecoded).
-func (c *canonScanner) str() ([]byte, error) {
+func (c *canonScanner) str() (string, error) {
 	c.i++ // opening quote
 	start := c.i
 	for c.i < len(c.b) {
@@ -107,7 +111,7 @@ func (c *canonScanner) str() ([]byte, error) {
 			return body, nil
 		case ch == '\\':
 			if c.i+1 >= len(c.b) {
-				return nil, c.fail("unexpected end")
+				return "", c.fail("unexpected end")
 			}
 			switch c.b[c.i+1] {
 			case '"', '\\', 'n', 'r', 't', 'b', 'f':
@@ -116,29 +120,29 @@ func (c *canonScanner) str() ([]byte, error) {
 				// Only control characters without a short escape are
 				// written as \u00xx, in lowercase hex.
 				if c.i+6 > len(c.b) || c.b[c.i+2] != '0' || c.b[c.i+3] != '0' || (c.b[c.i+4] != '0' && c.b[c.i+4] != '1') || !isLowerHex(c.b[c.i+5]) {
-					return nil, c.fail("escape not in canonical form")
+					return "", c.fail("escape not in canonical form")
 				}
 				v := (c.b[c.i+4]-'0')<<4 | hexVal(c.b[c.i+5])
 				if v == '\n' || v == '\r' || v == '\t' || v == '\b' || v == '\f' {
-					return nil, c.fail("control character needs its short escape")
+					return "", c.fail("control character needs its short escape")
 				}
 				c.i += 6
 			default:
-				return nil, c.fail("escape not in canonical form")
+				return "", c.fail("escape not in canonical form")
 			}
 		case ch < 0x20:
-			return nil, c.fail("raw control character")
+			return "", c.fail("raw control character")
 		case ch < utf8.RuneSelf:
 			c.i++
 		default:
-			r, size := utf8.DecodeRune(c.b[c.i:])
+			r, size := utf8.DecodeRuneInString(c.b[c.i:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, c.fail("invalid UTF-8")
+				return "", c.fail("invalid UTF-8")
 			}
 			c.i += size
 		}
 	}
-	return nil, c.fail("unterminated string")
+	return "", c.fail("unterminated string")
 }
 
 func isLowerHex(b byte) bool { return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') }
@@ -181,7 +185,7 @@ func (c *canonScanner) object(depth int) error {
 		c.i++
 		return nil
 	}
-	var prev []byte
+	var prev string
 	for first := true; ; first = false {
 		if c.i >= len(c.b) || c.b[c.i] != '"' {
 			return c.fail("expected a string key")
@@ -222,7 +226,7 @@ func (c *canonScanner) object(depth int) error {
 // strings they encode, as Python's sort does. Bodies hold raw UTF-8 (whose
 // byte order is code point order) and the canonical escapes, which stand
 // for code points below U+0020 or for '"' and '\\'.
-func compareKeys(a, b []byte) int {
+func compareKeys(a, b string) int {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		ra, na := decodeCanonChar(a[i:])
@@ -244,12 +248,12 @@ func compareKeys(a, b []byte) int {
 	return 0
 }
 
-func decodeCanonChar(s []byte) (rune, int) {
+func decodeCanonChar(s string) (rune, int) {
 	if s[0] != '\\' {
 		if s[0] < utf8.RuneSelf {
 			return rune(s[0]), 1
 		}
-		return utf8.DecodeRune(s)
+		return utf8.DecodeRuneInString(s)
 	}
 	switch s[1] {
 	case 'n':

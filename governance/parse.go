@@ -32,27 +32,99 @@ func (e *JSONError) Is(target error) bool { return target == ErrMalformedJSON }
 // accept "\ud800" and then fail to encode it; Go would silently replace it).
 // Trailing data after the value is refused.
 func ParseJSON(data []byte) (any, error) {
-	if !utf8.Valid(data) {
-		return nil, &JSONError{Offset: int64(invalidUTF8Offset(data)), Reason: "input is not valid UTF-8"}
-	}
-	if off, ok := findLoneSurrogate(data); ok {
-		return nil, &JSONError{Offset: int64(off), Reason: "unpaired UTF-16 surrogate escape"}
+	if err := checkText(data); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		if off, ok := findNonFinite(data); ok {
-			// Python's json.loads reads these as floats, which canonical
-			// encoding refuses: say so rather than "malformed".
-			return nil, &CanonicalError{Path: fmt.Sprintf("byte %d", off), Reason: "NaN and Infinity are float values, which are not approved"}
-		}
-		return nil, jsonError(dec, err)
+		return nil, decodeError(data, dec, err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &JSONError{Offset: dec.InputOffset(), Reason: "unexpected data after the JSON value"}
+	if err := checkEnd(dec); err != nil {
+		return nil, err
 	}
 	return v, nil
+}
+
+// ErrNotObject is ParseObject's answer for JSON that is not an object.
+var ErrNotObject = errors.New("governance: JSON value is not an object")
+
+// ParseObject is ParseJSON for a value that must be an object, in one pass
+// that also returns the keys in document order: a repeated key keeps its
+// first position and its last value, as a Python dict built by json.loads
+// does. Valid JSON that is not an object is ErrNotObject.
+func ParseObject(data []byte) (map[string]any, []string, error) {
+	if err := checkText(data); err != nil {
+		return nil, nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, notAnObject(data)
+	}
+	obj := map[string]any{}
+	var order []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, notAnObject(data)
+		}
+		key, _ := tok.(string) // the decoder refuses a key that is not a string
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, notAnObject(data)
+		}
+		if _, dup := obj[key]; !dup {
+			order = append(order, key)
+		}
+		obj[key] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, notAnObject(data)
+	}
+	if err := checkEnd(dec); err != nil {
+		return nil, nil, err
+	}
+	return obj, order, nil
+}
+
+// notAnObject explains why ParseObject stopped: ParseJSON's error when data
+// is not JSON (its offsets and texts are the contract; a token stream
+// reports some differently), else ErrNotObject.
+func notAnObject(data []byte) error {
+	if _, err := ParseJSON(data); err != nil {
+		return err
+	}
+	return ErrNotObject
+}
+
+// checkText refuses what encoding/json would accept and Python would not
+// encode back: invalid UTF-8 and unpaired surrogate escapes.
+func checkText(data []byte) error {
+	if !utf8.Valid(data) {
+		return &JSONError{Offset: int64(invalidUTF8Offset(data)), Reason: "input is not valid UTF-8"}
+	}
+	if off, ok := findLoneSurrogate(data); ok {
+		return &JSONError{Offset: int64(off), Reason: "unpaired UTF-16 surrogate escape"}
+	}
+	return nil
+}
+
+func decodeError(data []byte, dec *json.Decoder, err error) error {
+	if off, ok := findNonFinite(data); ok {
+		// Python's json.loads reads these as floats, which canonical
+		// encoding refuses: say so rather than "malformed".
+		return &CanonicalError{Path: fmt.Sprintf("byte %d", off), Reason: "NaN and Infinity are float values, which are not approved"}
+	}
+	return jsonError(dec, err)
+}
+
+func checkEnd(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return &JSONError{Offset: dec.InputOffset(), Reason: "unexpected data after the JSON value"}
+	}
+	return nil
 }
 
 func jsonError(dec *json.Decoder, err error) error {

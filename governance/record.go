@@ -100,7 +100,7 @@ func (r EvidenceRecord) ComputeChainHash() (string, error) {
 	sum := sha256.Sum256(buf)
 	*bp = buf
 	chainBufPool.Put(bp)
-	return hex.EncodeToString(sum[:]), nil
+	return hexDigest(sum), nil
 }
 
 var chainBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
@@ -190,7 +190,7 @@ func checkCanonicalPayload(payload string) error {
 	if len(payload) == 0 || payload[0] != '{' {
 		return &ValidationError{Field: "payload_json", Reason: "must be a JSON object"}
 	}
-	if err := CheckCanonical([]byte(payload)); err != nil {
+	if err := checkCanonical(payload); err != nil {
 		return fmt.Errorf("payload_json: %w", err)
 	}
 	return nil
@@ -219,16 +219,31 @@ func appendNullUUID(dst []byte, id uuid.NullUUID) []byte {
 	return append(dst, '"')
 }
 
-func sha256HexString(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
+func sha256HexString(s string) string { return hexDigest(sumString(s)) }
+
+// sumString hashes s through a pooled buffer: sha256.Sum256([]byte(s))
+// would copy s to the heap on every record.
+func sumString(s string) [sha256.Size]byte {
+	bp := chainBufPool.Get().(*[]byte)
+	buf := append((*bp)[:0], s...)
+	sum := sha256.Sum256(buf)
+	*bp = buf
+	chainBufPool.Put(bp)
+	return sum
+}
+
+// hexDigest is the lowercase hex form of sum in one allocation
+// (hex.EncodeToString makes two).
+func hexDigest(sum [sha256.Size]byte) string {
+	var enc [2 * sha256.Size]byte
+	hex.Encode(enc[:], sum[:])
+	return string(enc[:])
 }
 
 // DigestsMatch recomputes both digests and reports whether each equals the
 // stored one, without allocating: the verifier's hot path.
 func (r EvidenceRecord) DigestsMatch() (payloadOK, chainOK bool) {
-	sum := sha256.Sum256([]byte(r.PayloadJSON))
-	if !hexEqual(sum, r.PayloadDigest) {
+	if !hexEqual(sumString(r.PayloadJSON), r.PayloadDigest) {
 		return false, false
 	}
 	bp := chainBufPool.Get().(*[]byte)

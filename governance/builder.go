@@ -72,8 +72,11 @@ func NextRecord(head ChainHead, spec RecordSpec) (EvidenceRecord, error) {
 	if r.ChainHash, err = r.ComputeChainHash(); err != nil {
 		return EvidenceRecord{}, err
 	}
-	if err := r.Validate(); err != nil {
+	if err := r.validateFields(); err != nil {
 		return EvidenceRecord{}, err
+	}
+	if err := checkOptionalDigest("previous_chain_hash", r.PreviousChainHash); err != nil {
+		return EvidenceRecord{}, err // the head is the caller's
 	}
 	return r, nil
 }

@@ -56,6 +56,21 @@ func (r EvidenceRecord) Head() ChainHead { return ChainHead{Sequence: r.Sequence
 // nonnegative sequence, digest patterns, genesis linkage and a UTC
 // microsecond time. It does not recompute hashes (see CheckIntegrity).
 func (r EvidenceRecord) Validate() error {
+	if err := r.validateFields(); err != nil {
+		return err
+	}
+	if err := checkDigest("payload_digest", r.PayloadDigest); err != nil {
+		return err
+	}
+	if err := checkDigest("chain_hash", r.ChainHash); err != nil {
+		return err
+	}
+	return checkOptionalDigest("previous_chain_hash", r.PreviousChainHash)
+}
+
+// validateFields is Validate without the digest checks, for NextRecord,
+// which has just computed both digests.
+func (r EvidenceRecord) validateFields() error {
 	switch {
 	case r.RecordID == uuid.Nil:
 		return &ValidationError{Field: "record_id", Reason: "is required"}
@@ -74,13 +89,7 @@ func (r EvidenceRecord) Validate() error {
 	case r.CreatedAt.Location() != time.UTC || r.CreatedAt.Nanosecond()%1000 != 0:
 		return &ValidationError{Field: "created_at", Reason: "must be UTC with at most microsecond precision"}
 	}
-	if err := checkDigest("payload_digest", r.PayloadDigest); err != nil {
-		return err
-	}
-	if err := checkDigest("chain_hash", r.ChainHash); err != nil {
-		return err
-	}
-	return checkOptionalDigest("previous_chain_hash", r.PreviousChainHash)
+	return nil
 }
 
 // ComputePayloadDigest returns sha256 of the record's payload_json.

@@ -18,6 +18,11 @@ import (
 // DefaultDir is the data directory when Options.Dir is empty.
 const DefaultDir = "govhost-data"
 
+// ModulesDir is the data directory's folder of user gate modules, each
+// <sha256>.wasm (Gates). Any number of processes may add to it at once:
+// a module is linked into place whole, under the name of its bytes.
+const ModulesDir = "modules"
+
 // Options configures Open. The zero value works.
 type Options struct {
 	// Dir is the data directory: db/ (the Pebble database of the evidence
@@ -83,7 +88,7 @@ func (e *Engine) open(ctx context.Context, cfg host.Config, opts Options, log *s
 	if e.Host, err = host.New(ctx, cfg); err != nil {
 		return err
 	}
-	if e.Gates, err = NewGates(e.Host, filepath.Join(e.dir, "modules")); err != nil {
+	if e.Gates, err = NewGates(e.Host, filepath.Join(e.dir, ModulesDir)); err != nil {
 		return err
 	}
 	return e.openStores(ctx, opts, log)

@@ -36,7 +36,7 @@ func (s *Service) UploadModule(ctx context.Context, wasm []byte) (api.ModuleUplo
 	if err != nil {
 		return api.ModuleUpload{}, moduleError(err)
 	}
-	return api.ModuleUpload{Module: moduleOf(info), Created: created}, nil
+	return api.ModuleUpload{Module: ModuleOf(info), Created: created}, nil
 }
 
 // Modules lists the stored modules by digest (govhost.Gates.Stored).
@@ -45,14 +45,19 @@ func (s *Service) Modules(ctx context.Context) ([]api.StoredModule, error) {
 	if err != nil {
 		return nil, err
 	}
+	return StoredModulesOf(stored), nil
+}
+
+// StoredModulesOf is a listing's wire form.
+func StoredModulesOf(stored []govhost.StoredModule) []api.StoredModule {
 	out := make([]api.StoredModule, len(stored))
 	for i, m := range stored {
-		out[i] = api.StoredModule{Module: moduleOf(m.ModuleInfo)}
+		out[i] = api.StoredModule{Module: ModuleOf(m.ModuleInfo)}
 		if m.Refused != nil {
 			out[i].Refused = &api.ErrorDetail{Code: m.Refused.Code, Message: m.Refused.Error()}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Module describes one module, stored or built in.
@@ -67,7 +72,7 @@ func (s *Service) Module(ctx context.Context, digest string) (api.Module, error)
 	if err != nil {
 		return api.Module{}, moduleError(err)
 	}
-	return moduleOf(info), nil
+	return ModuleOf(info), nil
 }
 
 func moduleError(err error) error {
@@ -81,7 +86,9 @@ func moduleError(err error) error {
 	return err
 }
 
-func moduleOf(m govhost.ModuleInfo) api.Module {
+// ModuleOf is a module's wire form (the API's and `govhost plugin add
+// --json`'s).
+func ModuleOf(m govhost.ModuleInfo) api.Module {
 	exports := m.Exports
 	if exports == nil {
 		exports = []string{}

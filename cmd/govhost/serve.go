@@ -17,6 +17,7 @@ import (
 
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/server"
+	"github.com/govhost/govhost/server/api"
 	"github.com/govhost/govhost/service"
 )
 
@@ -27,7 +28,7 @@ const defaultAddr = "127.0.0.1:8181"
 
 type serveOptions struct {
 	data, addr, tokenFile, policy, logLevel string
-	maxBody                                 int64
+	maxBody, maxModuleBody                  int64
 	permitLease                             time.Duration
 	hookApproval                            string
 	hookAllow                               bool
@@ -59,6 +60,7 @@ their evidence is written before the stores close.`,
 	f.StringVar(&o.policy, "policy", "", "a policy file to store, activate and bind globally instead of the default policy")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (structured logs on stderr; argument values are never logged)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "request body limit in bytes")
+	f.Int64Var(&o.maxModuleBody, "max-module-body", api.MaxModuleBytes, "body limit in bytes of a gate module upload, POST /v1/modules (a Go-built gate is about 3.5 MB)")
 	f.DurationVar(&o.permitLease, "permit-lease", 0, "how long a permit waits for its completion (default 10m)")
 	f.StringVar(&o.hookApproval, "hook-approval", string(hooks.ApprovalAsk), "a coding agent's call that needs approval: ask (the agent's own prompt) or hold (the approval broker); agents that cannot ask are always held")
 	f.BoolVar(&o.hookAllow, "hook-allow", false, "answer an allowed coding-agent call with the agent's allow instead of no opinion ({}: the agent's own permission rules still apply)")
@@ -105,7 +107,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return invalidError(fmt.Errorf("policy: %w", err))
 	}
-	srv, err := server.New(server.Config{Service: svc, Token: token, MaxBody: o.maxBody, Metrics: metrics, Logger: log})
+	srv, err := server.New(server.Config{Service: svc, Token: token, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log})
 	if err != nil {
 		return err
 	}

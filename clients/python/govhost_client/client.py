@@ -61,10 +61,14 @@ class Client:
         with open(os.path.join(data_dir, "token"), encoding="utf-8") as f:
             return cls(base_url, f.read(), **kw)
 
-    def request(self, method: str, path: str, body: Any = None) -> Tuple[int, Any]:
+    def request(self, method: str, path: str, body: Any = None, raw: Optional[bytes] = None) -> Tuple[int, Any]:
+        """One exchange: body is sent as JSON, raw (a .wasm module) as bytes."""
         data = None
         headers = {"Authorization": "Bearer " + self.token}
-        if body is not None:
+        if raw is not None:
+            data = bytes(raw)
+            headers["Content-Type"] = "application/octet-stream"
+        elif body is not None:
             data = json.dumps(body, allow_nan=False).encode()
             headers["Content-Type"] = "application/json"
         req = urllib.request.Request(self.base_url + path, data=data, method=method, headers=headers)
@@ -149,6 +153,22 @@ class Client:
 
     def verify_chain(self, chain_id: str, expected_head: str) -> Dict[str, Any]:
         return self.request("POST", f"/v1/chains/{chain_id}/verify", {"expected_head": expected_head})[1]
+
+    # --- gate modules --------------------------------------------------------
+    def upload_module(self, wasm: bytes) -> Dict[str, Any]:
+        """Upload a gate module's bytes: checked as a gate, stored by its sha256.
+        The answer has sha256, abi_kind ("native" or "extism"), exports, size and
+        created (False: the same bytes were already stored). A refused module
+        raises GovhostError with the host's code (gate.invalid_module,
+        gate.missing_export, gate.bad_import, ...) or module_empty."""
+        return self.request("POST", "/v1/modules", raw=wasm)[1]
+
+    def modules(self):
+        """The stored gate modules."""
+        return self.request("GET", "/v1/modules")[1]["modules"]
+
+    def module(self, digest: str) -> Dict[str, Any]:
+        return self.request("GET", f"/v1/modules/{urllib.parse.quote(digest)}")[1]
 
 
 class Task:

@@ -21,6 +21,7 @@ from govhost_client import (  # noqa: E402
 
 URL = os.environ.get("GOVHOST_URL", "")
 DATA = os.environ.get("GOVHOST_DATA", "")
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "internal", "wasmfixtures", "wasm")
 
 
 @unittest.skipUnless(URL and DATA, "needs GOVHOST_URL and GOVHOST_DATA of a running govhost serve")
@@ -113,6 +114,24 @@ class ClientTest(unittest.TestCase):
             self.gh.complete(task.id, permit["permit_id"])
         self.assertEqual(ctx.exception.code, "permit_used")
         task.close()
+
+    def test_upload_and_list_modules(self):
+        with open(os.path.join(FIXTURES, "c_gate.wasm"), "rb") as f:
+            wasm = f.read()
+        digest = hashlib.sha256(wasm).hexdigest()
+        first = self.gh.upload_module(wasm)
+        self.assertEqual((first["sha256"], first["abi_kind"], first["size"]), (digest, "native", len(wasm)))
+        self.assertIn("gate_evaluate", first["exports"])
+        again = self.gh.upload_module(wasm)
+        self.assertFalse(again["created"], "the same bytes twice: already stored")
+        self.assertIn(digest, [m["sha256"] for m in self.gh.modules()])
+        self.assertEqual(self.gh.module(digest)["abi_kind"], "native")
+        before = self.gh.modules()
+        for bad, status, code in ((b"", 400, "module_empty"), (b"MZ not wasm", 422, "gate.invalid_module")):
+            with self.assertRaises(GovhostError) as ctx:
+                self.gh.upload_module(bad)
+            self.assertEqual((ctx.exception.status, ctx.exception.code), (status, code))
+        self.assertEqual(self.gh.modules(), before, "a refused upload stores nothing")
 
     def test_unreachable_server(self):
         with self.assertRaises(Unreachable):

@@ -231,9 +231,12 @@ func (c Call) withContext(x ExecutionContext) Call {
 	return c
 }
 
-func operationInfo(call Call, opctx governance.OperationContext) abi.OperationInfo {
+func operationInfo(call Call, opctx governance.OperationContext, opText string) abi.OperationInfo {
+	if opText == "" {
+		opText = opctx.OperationID.String()
+	}
 	info := abi.OperationInfo{
-		OperationID: opctx.OperationID.String(),
+		OperationID: opText,
 		RunID:       call.RunID,
 		AgentName:   call.AgentName,
 		ToolCallID:  call.ToolCallID,

@@ -26,10 +26,11 @@ type gateOutcome struct {
 // GATE_EVALUATED records collect in op.evaluated: the caller appends them
 // in one batch before acting on the verdict.
 func (op *operation) evaluate(ctx context.Context) verdict {
-	var applicable []governance.ExecutableGateBinding
+	var small [8]governance.ExecutableGateBinding
+	applicable := small[:0]
 	hasTransform := false
-	for _, b := range op.snap.GateBindings() {
-		if b.AppliesTo(op.call.Tool) {
+	for i := range op.snap.NumGateBindings() {
+		if b := op.snap.GateBinding(i); b.AppliesTo(op.call.Tool) {
 			applicable = append(applicable, b)
 			hasTransform = hasTransform || b.Transform()
 		}
@@ -111,12 +112,15 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	in := NewGateInput(op.call, op.args, facts, b.GateID(), phase)
 	in.Cwd = cwd
 	in.Workspace = op.workspace
-	in.Context = operationInfo(op.call, op.ctx)
+	if op.opText == "" {
+		op.chainText, op.opText = op.ctx.ChainID.String(), op.ctx.OperationID.String()
+	}
+	in.Context = operationInfo(op.call, op.ctx, op.opText)
 	if op.home != nil {
 		h := op.home.dutyHistory()
 		in.Context.Assignments = &h
 	}
-	out, err := evaluateIn(ctx, gate, op.ctx.ChainID.String(), in)
+	out, err := evaluateIn(ctx, gate, op.chainText, in)
 	if err != nil || ctx.Err() != nil {
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 	}
@@ -160,7 +164,7 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: op.args.action(op.call),
 		GateID: b.GateID(), ReasonCode: out.ReasonCode, Message: out.Message,
 		RunID: op.call.RunID, AgentName: op.call.AgentName, ToolCallID: op.call.ToolCallID,
-		Metadata: operationInfo(op.call, op.ctx).Metadata, Arguments: json.RawMessage(op.args.Canonical),
+		Metadata: operationInfo(op.call, op.ctx, "").Metadata, Arguments: json.RawMessage(op.args.Canonical),
 	}
 	if op.ctx.Actor != nil {
 		req.Actor = &actor

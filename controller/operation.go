@@ -39,6 +39,9 @@ type operation struct {
 	facts      []abi.PathFact
 	factsOf    string
 	factsError error
+	// chainText and opText are the ids as every gate input carries them,
+	// formatted once an operation rather than once a gate.
+	chainText, opText string
 }
 
 // verdict is the outcome of the gate phases.

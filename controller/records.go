@@ -15,6 +15,7 @@ import (
 type chainLocks struct {
 	mu    sync.Mutex
 	locks map[uuid.UUID]*chainLock
+	free  []*chainLock
 }
 
 type chainLock struct {
@@ -22,28 +23,44 @@ type chainLock struct {
 	users int
 }
 
-func (c *chainLocks) lock(chain uuid.UUID) func() {
+// lock takes chain's lock; the caller passes the result to unlock. A lock
+// lives in the map only while someone holds or waits for it, and returns
+// to a free list after, so a governed call allocates no lock.
+func (c *chainLocks) lock(chain uuid.UUID) *chainLock {
 	c.mu.Lock()
 	if c.locks == nil {
 		c.locks = map[uuid.UUID]*chainLock{}
 	}
 	l := c.locks[chain]
 	if l == nil {
-		l = &chainLock{}
+		if n := len(c.free); n > 0 {
+			l, c.free = c.free[n-1], c.free[:n-1]
+		} else {
+			l = &chainLock{}
+		}
 		c.locks[chain] = l
 	}
 	l.users++
 	c.mu.Unlock()
 	l.Lock()
-	return func() {
-		l.Unlock()
-		c.mu.Lock()
-		if l.users--; l.users == 0 {
-			delete(c.locks, chain)
-		}
-		c.mu.Unlock()
-	}
+	return l
 }
+
+func (c *chainLocks) unlock(chain uuid.UUID, l *chainLock) {
+	l.Unlock()
+	c.mu.Lock()
+	if l.users--; l.users == 0 {
+		delete(c.locks, chain)
+		if len(c.free) < maxFreeChainLocks {
+			c.free = append(c.free, l)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// maxFreeChainLocks bounds the free list at about the number of chains
+// appending at once.
+const maxFreeChainLocks = 256
 
 // recordSpec is one record to append: its type, operation and approved
 // payload. Everything else comes from the chain and the pin.
@@ -89,8 +106,8 @@ func (c *InvocationController) appendRecordsUnsynced(ctx context.Context, chain,
 // them under the chain's lock; unsynced asks an UnsyncedAppender for no
 // sync.
 func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID uuid.UUID, version string, unsynced bool, specs []recordSpec) ([]governance.EvidenceRecord, error) {
-	unlock := c.locks.lock(chain)
-	defer unlock()
+	l := c.locks.lock(chain)
+	defer c.locks.unlock(chain, l)
 	head, err := c.cfg.Evidence.Head(ctx, chain)
 	if err != nil {
 		return nil, err

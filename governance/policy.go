@@ -363,12 +363,11 @@ func (s PolicySnapshot) GateBindings() []ExecutableGateBinding { return sortedBi
 func (s PolicySnapshot) NumGateBindings() int { return len(s.bindings) }
 
 // GateBinding returns the i-th binding in evaluation order without copying
-// the others; it panics if i is out of range, like a slice index.
-func (s PolicySnapshot) GateBinding(i int) ExecutableGateBinding {
-	b := s.bindings[i]
-	b.toolIDs = slices.Clone(b.toolIDs)
-	return b
-}
+// the others; it panics if i is out of range, like a slice index. It is
+// the controller's per-call path, so it copies nothing: a binding's tool
+// list is never written after construction and leaves it only as a copy
+// (ToolIDs, Spec).
+func (s PolicySnapshot) GateBinding(i int) ExecutableGateBinding { return s.bindings[i] }
 
 // ReleaseState returns staged or active.
 func (s PolicySnapshot) ReleaseState() PolicyReleaseState { return s.releaseState }

@@ -12,7 +12,12 @@
 // model-facing message, and the upstream never sees the call; an allowed
 // call is forwarded and its response completes the permit (result digest;
 // isError or a JSON-RPC error as failed). One client session is one task,
-// closed and certified when the session ends.
+// closed and certified when the session ends. Both transports govern
+// through the same code (gate.go): the stdio relay (relay.go) and the
+// Streamable HTTP intermediary (http.go), which also validates Origin,
+// authenticates its clients with its own token, never passes their
+// credentials upstream, and checks the request metadata headers
+// (Mcp-Method, Mcp-Name, MCP-Protocol-Version) against the body.
 //
 // Tool ids are "<server name>/<tool name>". A tool's operation and path
 // arguments come from the mapping file, the built-in mapping for the

@@ -35,6 +35,9 @@ type EmbeddedOptions struct {
 	Actor           *governance.ActorRef
 	// Host overrides the Wasm host's configuration.
 	Host *host.Config
+	// TaskPerSession opens no task now: the caller opens one per session
+	// with NewTask (the HTTP proxy). Otherwise Governor is the one task.
+	TaskPerSession bool
 }
 
 // Embedded is an open embedded session: the governor of one task and what
@@ -46,6 +49,10 @@ type Embedded struct {
 	// Policy is the pinned snapshot.
 	Policy governance.PolicySnapshot
 	eng    *govhost.Engine
+	ctl    *controller.InvocationController
+	actor  *governance.ActorRef
+	// certDir receives the certificates.
+	certDir string
 }
 
 // OpenEmbedded opens the engine, pins the policy and opens the session's
@@ -94,18 +101,29 @@ func OpenEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	task, err := ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: e.Policy.PolicyID(), Version: e.Policy.Version(), Actor: o.Actor})
-	if err != nil {
-		return nil, err
-	}
 	dir := o.Dir
 	if dir == "" {
 		dir = govhost.DefaultDir
 	}
-	e.Governor = &TaskGovernor{Ctl: ctl, Task: task, Issuer: eng.Issuer(), Evidence: eng.Evidence, CertDir: filepath.Join(dir, "certificates")}
+	e.ctl, e.actor, e.certDir = ctl, o.Actor, filepath.Join(dir, "certificates")
+	if !o.TaskPerSession {
+		if e.Governor, err = e.NewTask(ctx); err != nil {
+			return nil, err
+		}
+	}
 	e.Bound = PolicyBound(eng.Policies, e.Policy.PolicyID(), e.Policy.Version())
 	ok = true
 	return e, nil
+}
+
+// NewTask opens a task under the session's policy: the governor of one
+// more MCP session.
+func (e *Embedded) NewTask(ctx context.Context) (*TaskGovernor, error) {
+	task, err := e.ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: e.Policy.PolicyID(), Version: e.Policy.Version(), Actor: e.actor})
+	if err != nil {
+		return nil, err
+	}
+	return &TaskGovernor{Ctl: e.ctl, Task: task, Issuer: e.eng.Issuer(), Evidence: e.eng.Evidence, CertDir: e.certDir}, nil
 }
 
 // Close closes the engine.

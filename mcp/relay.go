@@ -9,13 +9,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/govhost/govhost/controller"
-	"github.com/govhost/govhost/governance"
 )
 
 // Proxy relays one MCP session between a client and an upstream server and
@@ -53,38 +48,19 @@ type Upstream struct {
 // answered with an error when the upstream ends.
 var ErrUpstreamGone = errors.New("mcp: upstream closed before answering")
 
-// call is one tools/call in flight.
-type call struct {
-	id     json.RawMessage
-	tool   string
-	cancel context.CancelFunc
-	// state is guarded by session.mu.
-	permit    *controller.Permit
-	forwarded bool
-	cancelled bool
-	done      bool
-	started   time.Time
-}
-
-// session is the state of one relay run.
+// session is the state of one stdio relay run.
 type session struct {
-	p        *Proxy
+	*governed
 	toClient *lineWriter
 	toServer *lineWriter
-	log      *slog.Logger
 
-	mu       sync.Mutex
-	calls    map[string]*call
-	lists    map[string]bool
-	inits    map[string]bool
-	upstream string // serverInfo.name from initialize
+	// lists and inits are guarded by governed.mu.
+	lists map[string]bool
+	inits map[string]bool
 	// initialized is closed once no initialize is in flight any more: a
 	// tools/call sent before the answer (pipelining) waits for it, so the
 	// upstream's mapping applies.
 	initialized chan struct{}
-	tools       map[string]*sdk.ToolAnnotations
-	seen        map[string]bool // tools whose spec source was logged
-	gone        bool            // upstream output ended
 
 	authorizing sync.WaitGroup
 }
@@ -116,9 +92,9 @@ func (p *Proxy) Relay(ctx context.Context, clientIn io.Reader, clientOut io.Writ
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &session{
-		p: p, toClient: &lineWriter{w: clientOut}, toServer: &lineWriter{w: up.In}, log: log,
-		calls: map[string]*call{}, lists: map[string]bool{}, inits: map[string]bool{},
-		tools: map[string]*sdk.ToolAnnotations{}, seen: map[string]bool{}, initialized: make(chan struct{}),
+		governed: newGoverned(p, p.Governor, log),
+		toClient: &lineWriter{w: clientOut}, toServer: &lineWriter{w: up.In},
+		lists: map[string]bool{}, inits: map[string]bool{}, initialized: make(chan struct{}),
 	}
 	serverDone := make(chan struct{})
 	go func() {
@@ -143,19 +119,14 @@ func (p *Proxy) Relay(ctx context.Context, clientIn io.Reader, clientOut io.Writ
 	}
 	// The upstream is gone: stop held calls, then answer and record every
 	// call it will never answer.
-	s.mu.Lock()
-	s.gone = true
-	s.mu.Unlock()
+	s.end()
 	s.markInitialized()
-	s.mu.Lock()
-	for _, c := range s.calls {
-		if c.cancel != nil {
-			c.cancel()
+	s.authorizing.Wait()
+	for _, id := range s.end() {
+		if s.failCall(ctx, id, "upstream_exited") {
+			s.reply(errorResponse(id, jsonrpc.CodeInternalError, "govhost: "+ErrUpstreamGone.Error()))
 		}
 	}
-	s.mu.Unlock()
-	s.authorizing.Wait()
-	s.failPending(ctx)
 	select {
 	case <-clientDone:
 	default:
@@ -281,24 +252,14 @@ func (s *session) clientRequest(ctx context.Context, line []byte, msg Message) {
 	}
 	switch msg.Method {
 	case "tools/call":
-		s.mu.Lock()
-		if _, dup := s.calls[key]; dup {
-			s.mu.Unlock()
-			s.reply(errorResponse(msg.ID, jsonrpc.CodeInvalidRequest, "govhost: request id already in use by a call in flight"))
+		c, callCtx, err := s.begin(ctx, msg.ID)
+		if err != nil {
+			s.reply(errorResponse(msg.ID, jsonrpc.CodeInvalidRequest, err.Error()))
 			return
-		}
-		callCtx, cancel := context.WithCancel(ctx)
-		c := &call{id: msg.ID, cancel: cancel}
-		s.calls[key] = c
-		gone := s.gone
-		s.mu.Unlock()
-		if gone {
-			cancel()
 		}
 		s.authorizing.Add(1)
 		go func() {
 			defer s.authorizing.Done()
-			defer cancel()
 			s.govern(callCtx, c, line, msg)
 		}()
 		return
@@ -315,173 +276,20 @@ func (s *session) clientRequest(ctx context.Context, line []byte, msg Message) {
 	s.forward(line)
 }
 
-// cancelCall handles notifications/cancelled for a tools/call: a call
-// still being authorized (held for approval) is stopped and never
-// forwarded; a forwarded call is recorded as failed ("cancelled") and the
-// cancellation is forwarded. It reports whether the notification must be
-// dropped.
-func (s *session) cancelCall(ctx context.Context, id json.RawMessage) bool {
-	s.mu.Lock()
-	c, ok := s.calls[idKey(id)]
-	if !ok || c.done {
-		s.mu.Unlock()
-		return false
-	}
-	c.cancelled = true
-	if !c.forwarded {
-		s.mu.Unlock()
-		c.cancel()
-		return true
-	}
-	c.done = true
-	delete(s.calls, idKey(id))
-	p := c.permit
-	started := c.started
-	s.mu.Unlock()
-	s.complete(ctx, c.tool, *p, controller.Outcome{Failed: true, ErrorClass: "cancelled", Duration: time.Since(started)})
-	return false
-}
-
-// govern authorizes one tools/call and forwards it, or answers it.
+// govern authorizes one tools/call (after any initialize it was
+// pipelined behind) and forwards it, or answers it.
 func (s *session) govern(ctx context.Context, c *call, line []byte, msg Message) {
-	finish := func() {
-		s.mu.Lock()
-		c.done = true
-		delete(s.calls, idKey(c.id))
-		s.mu.Unlock()
-	}
-	params, err := callParams(msg.Params)
-	if err != nil {
-		finish()
-		s.reply(errorResponse(c.id, jsonrpc.CodeInvalidParams, "govhost: invalid tools/call params: "+err.Error()))
-		return
-	}
-	c.tool = params.Name
 	select {
 	case <-s.initialized:
 	case <-ctx.Done():
 	}
-	args := params.Arguments
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
+	v := s.decide(ctx, c, line, msg)
+	switch {
+	case v.forward != nil:
+		s.forward(v.forward)
+	case v.reply != nil:
+		s.reply(v.reply)
 	}
-	parsed, err := controller.ParseArguments(args)
-	if err != nil {
-		finish()
-		s.reply(errorResponse(c.id, jsonrpc.CodeInvalidParams, "govhost: tools/call arguments must be a JSON object"))
-		return
-	}
-	s.mu.Lock()
-	ann := s.tools[params.Name]
-	upstream := s.upstream
-	spec, source := s.p.Mapper.Spec(upstream, params.Name, ann)
-	if !s.seen[params.Name] {
-		s.seen[params.Name] = true
-		s.log.Info("mcp: tool mapping", "tool", params.Name, "source", string(source), "operation", spec.Operation, "paths", spec.Paths)
-	}
-	s.mu.Unlock()
-	toolID := ToolID(s.p.Name, params.Name)
-	if spec.AbsolutePaths {
-		if rel, ok := spec.relativePath(parsed.Value); ok {
-			finish()
-			s.replyResult(c.id, deniedResult("govhost: path "+rel+" is relative; "+toolID+" resolves relative paths against its own directories, so the policy cannot judge it: give an absolute path"))
-			return
-		}
-	}
-	gc := controller.Call{
-		Tool: toolID, Operation: spec.Operation, Arguments: args, Cwd: s.p.Cwd, PathArgs: spec.Paths,
-		ToolCallID: string(c.id), Metadata: map[string]string{"mcp_server": s.p.Name, "mcp_tool": params.Name},
-	}
-	permit, err := s.p.Governor.Authorize(ctx, gc)
-	if err != nil {
-		finish()
-		var denied *governance.GovernanceDeniedError
-		switch {
-		case ctx.Err() != nil && s.wasCancelled(c):
-			// MCP cancellation: the receiver does not answer a cancelled request.
-			s.log.Info("mcp: held call cancelled by the client", "tool", toolID)
-		case errors.As(err, &denied):
-			s.log.Info("mcp: denied", "tool", toolID, "reason", denied.ReasonCode, "gate", denied.GateID)
-			s.replyResult(c.id, deniedResult(denialText(denied)))
-		default:
-			s.log.Warn("mcp: call not governed, not forwarded", "tool", toolID, "err", err)
-			s.replyResult(c.id, deniedResult("govhost: the call could not be governed and was not forwarded: "+err.Error()))
-		}
-		return
-	}
-	out := line
-	if permit.ArgumentDigest != parsed.Digest {
-		// A transform gate or an approver replaced the arguments: the
-		// upstream must run the final ones, so this one request is rebuilt.
-		if out, err = withArguments(msg, permit.Arguments); err != nil {
-			finish()
-			s.complete(ctx, toolID, permit, controller.Outcome{Failed: true, ErrorClass: "proxy_error"})
-			s.reply(errorResponse(c.id, jsonrpc.CodeInternalError, "govhost: could not rebuild the request"))
-			return
-		}
-	}
-	s.mu.Lock()
-	if c.cancelled || s.gone {
-		class := "cancelled"
-		if s.gone {
-			class = "upstream_exited"
-		}
-		c.done = true
-		delete(s.calls, idKey(c.id))
-		s.mu.Unlock()
-		s.complete(context.WithoutCancel(ctx), toolID, permit, controller.Outcome{Failed: true, ErrorClass: class})
-		if class != "cancelled" {
-			s.reply(errorResponse(c.id, jsonrpc.CodeInternalError, ErrUpstreamGone.Error()))
-		}
-		return
-	}
-	c.permit, c.forwarded, c.started, c.tool = &permit, true, time.Now(), toolID
-	s.mu.Unlock()
-	s.forward(out)
-}
-
-func (s *session) wasCancelled(c *call) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return c.cancelled
-}
-
-func (s *session) replyResult(id json.RawMessage, r *sdk.CallToolResult) {
-	b, err := resultResponse(id, r)
-	if err != nil {
-		s.reply(errorResponse(id, jsonrpc.CodeInternalError, "govhost: "+err.Error()))
-		return
-	}
-	s.reply(b)
-}
-
-// denialText is what the model reads: the gate's model-facing message, or
-// the reason code when the gate gave none.
-func denialText(d *governance.GovernanceDeniedError) string {
-	if d.Message != "" {
-		return d.Message
-	}
-	return "permission denied by govhost: " + d.ReasonCode
-}
-
-// withArguments rebuilds a tools/call request with the final arguments,
-// keeping every other member of params as it was.
-func withArguments(msg Message, args json.RawMessage) ([]byte, error) {
-	var params map[string]json.RawMessage
-	if err := json.Unmarshal(msg.Params, &params); err != nil {
-		return nil, err
-	}
-	params["arguments"] = args
-	p, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}{"2.0", msg.ID, msg.Method, p})
 }
 
 // readServer handles the upstream's messages: responses to governed calls
@@ -512,7 +320,9 @@ func (s *session) readServer(ctx context.Context, r io.Reader) {
 		case KindInvalid:
 			s.log.Warn("mcp: dropped an invalid JSON-RPC message from the upstream", "bytes", len(line))
 			if len(msg.ID) > 0 {
-				s.failCall(ctx, msg.ID, "invalid_response", "govhost: the upstream answered with an invalid JSON-RPC message")
+				if s.failCall(ctx, msg.ID, "invalid_response") {
+					s.reply(errorResponse(msg.ID, jsonrpc.CodeInternalError, "govhost: the upstream answered with an invalid JSON-RPC message"))
+				}
 			}
 		default:
 			s.reply(line) // the server's own requests and notifications
@@ -539,48 +349,22 @@ func (s *session) serverResponse(ctx context.Context, line []byte, msg Message) 
 // governed call, the tools and their annotations from tools/list, the
 // upstream's name from initialize.
 func (s *session) track(ctx context.Context, msg Message) {
-	key := idKey(msg.ID)
-	s.mu.Lock()
-	if c, ok := s.calls[key]; ok && c.forwarded && !c.done {
-		c.done = true
-		delete(s.calls, key)
-		p, started := *c.permit, c.started
-		s.mu.Unlock()
-		out := controller.Outcome{Duration: time.Since(started)}
-		switch {
-		case msg.Error != nil:
-			out.Failed, out.ErrorClass = true, "rpc_error"
-		case toolResultIsError(msg.Result):
-			out.Failed, out.ErrorClass = true, "tool_error"
-		}
-		if msg.Result != nil {
-			out.ResultDigest = governance.SHA256Hex(msg.Result)
-		}
-		s.complete(ctx, c.tool, p, out)
+	if s.answered(ctx, msg) {
 		return
 	}
-	if s.lists[key] {
-		delete(s.lists, key)
-		var r sdk.ListToolsResult
-		if msg.Result != nil && json.Unmarshal(msg.Result, &r) == nil {
-			for _, t := range r.Tools {
-				if t != nil {
-					s.tools[t.Name] = t.Annotations
-				}
-			}
-		}
-	}
-	initDone := false
-	if s.inits[key] {
-		delete(s.inits, key)
-		var r sdk.InitializeResult
-		if msg.Result != nil && json.Unmarshal(msg.Result, &r) == nil && r.ServerInfo != nil {
-			s.upstream = r.ServerInfo.Name
-			s.log.Info("mcp: upstream", "name", r.ServerInfo.Name, "version", r.ServerInfo.Version)
-		}
-		initDone = len(s.inits) == 0
-	}
+	key := idKey(msg.ID)
+	s.mu.Lock()
+	isList, isInit := s.lists[key], s.inits[key]
+	delete(s.lists, key)
+	delete(s.inits, key)
+	initDone := isInit && len(s.inits) == 0
 	s.mu.Unlock()
+	if isList {
+		s.learnTools(msg.Result)
+	}
+	if isInit {
+		s.learnServer(msg.Result)
+	}
 	if initDone {
 		s.markInitialized()
 	}
@@ -597,93 +381,5 @@ func (s *session) markInitialized() {
 	case <-s.initialized:
 	default:
 		close(s.initialized)
-	}
-}
-
-// hideDenied rewrites a tools/list result without the tools the policy
-// never binds. The result is re-encoded from its raw members so nothing
-// else changes meaning.
-func (s *session) hideDenied(ctx context.Context, msg Message, line []byte) []byte {
-	var result map[string]json.RawMessage
-	if json.Unmarshal(msg.Result, &result) != nil {
-		return line
-	}
-	var tools []json.RawMessage
-	if json.Unmarshal(result["tools"], &tools) != nil {
-		return line
-	}
-	names := make([]string, len(tools))
-	ids := make([]string, len(tools))
-	for i, t := range tools {
-		var head struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(t, &head)
-		names[i], ids[i] = head.Name, ToolID(s.p.Name, head.Name)
-	}
-	if s.p.Bound == nil {
-		return line
-	}
-	bound, err := s.p.Bound(ctx, ids)
-	if err != nil {
-		s.log.Warn("mcp: --hide-denied: policy not readable; tools/list left whole", "err", err)
-		return line
-	}
-	kept := make([]json.RawMessage, 0, len(tools))
-	for i, t := range tools {
-		if bound[ids[i]] {
-			kept = append(kept, t)
-		} else {
-			s.log.Info("mcp: hidden from tools/list (no binding)", "tool", names[i])
-		}
-	}
-	if len(kept) == len(tools) {
-		return line
-	}
-	result["tools"], _ = json.Marshal(kept)
-	out, err := resultResponse(msg.ID, result)
-	if err != nil {
-		return line
-	}
-	return out
-}
-
-// failCall answers a forwarded call the upstream will not answer properly
-// and records it failed.
-func (s *session) failCall(ctx context.Context, id json.RawMessage, class, text string) {
-	key := idKey(id)
-	s.mu.Lock()
-	c, ok := s.calls[key]
-	if !ok || !c.forwarded || c.done {
-		s.mu.Unlock()
-		return
-	}
-	c.done = true
-	delete(s.calls, key)
-	p, started := *c.permit, c.started
-	s.mu.Unlock()
-	s.complete(ctx, c.tool, p, controller.Outcome{Failed: true, ErrorClass: class, Duration: time.Since(started)})
-	s.reply(errorResponse(c.id, jsonrpc.CodeInternalError, text))
-}
-
-// failPending answers and records every forwarded call left when the
-// upstream ended.
-func (s *session) failPending(ctx context.Context) {
-	s.mu.Lock()
-	var ids []json.RawMessage
-	for _, c := range s.calls {
-		if c.forwarded && !c.done {
-			ids = append(ids, c.id)
-		}
-	}
-	s.mu.Unlock()
-	for _, id := range ids {
-		s.failCall(ctx, id, "upstream_exited", "govhost: "+ErrUpstreamGone.Error())
-	}
-}
-
-func (s *session) complete(ctx context.Context, tool string, p controller.Permit, out controller.Outcome) {
-	if err := s.p.Governor.Complete(context.WithoutCancel(ctx), p, out); err != nil {
-		s.log.Error("mcp: outcome not recorded", "tool", tool, "permit", p.ID, "err", err)
 	}
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -112,3 +113,24 @@ func (g *RemoteGovernor) Close(ctx context.Context) (string, error) {
 
 // TaskID returns the sidecar's task id.
 func (g *RemoteGovernor) TaskID() uuid.UUID { return g.Task.TaskID }
+
+// Bound reports, for --hide-denied, which tool ids a gate binding of the
+// task's pinned policy names, through what the sidecar already has: a dry
+// run (POST /v1/evaluate, nothing recorded, nobody asked) of each tool
+// under the task's policy and version. A binding that applies answers,
+// whatever it decides; a tool no binding names gets no gate answer (it
+// would be denied policy.no_gate_binding on every call).
+func (g *RemoteGovernor) Bound(ctx context.Context, toolIDs []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(toolIDs))
+	for _, id := range toolIDs {
+		ev, err := g.Client.Evaluate(ctx, api.EvaluateRequest{
+			PolicyID: g.Task.PolicyID.String(), Version: g.Task.PolicyVersion,
+			Call: api.CallRequest{Tool: id, Arguments: json.RawMessage("{}")},
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[id] = len(ev.Gates) > 0
+	}
+	return out, nil
+}

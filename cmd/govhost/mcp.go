@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -29,13 +30,17 @@ type mcpFlags struct {
 	hideDenied                                             bool
 	logLevel                                               string
 	server, tokenFile                                      string
+	// The streamable HTTP mode (mcp_http.go).
+	listen, upstream, upstreamTokenFile, clientTokenFile string
+	allowOrigins                                         []string
+	allowRemote                                          bool
 }
 
 func newMCPCmd() *cobra.Command {
 	var f mcpFlags
 	var data *string
 	c := &cobra.Command{
-		Use:   "mcp [--name NAME] [--data DIR] [--policy FILE] -- COMMAND [ARGS...]",
+		Use:   "mcp [--name NAME] [--data DIR | --server URL] [--policy FILE] (-- COMMAND [ARGS...] | --listen ADDR --upstream URL)",
 		Short: "Govern an MCP server's tool calls: run it under a stdio proxy that authorizes every tools/call",
 		Long: `mcp starts the MCP server COMMAND as a child process and relays its stdio
 session with the client that started govhost: everything is forwarded byte for
@@ -47,9 +52,26 @@ printed on stderr. The exit status is the server's.
 
 Tool ids are NAME/TOOL. Each tool's operation (read_file, modify_file, ...)
 and path arguments come from --map, the built-in mapping of the reference
-filesystem server, or the tool's annotations.`,
-		Args: cobra.MinimumNArgs(1),
+filesystem server, or the tool's annotations.
+
+With --listen ADDR --upstream URL it is instead a Streamable HTTP intermediary:
+clients connect to http://ADDR/mcp with the proxy's own bearer token (DATA/
+mcp-client-token, or --client-token-file), and it relays to the upstream MCP
+endpoint URL, governing tools/call the same way. Each MCP session
+(Mcp-Session-Id) is one task, certified when the session is deleted or the
+proxy stops (SIGINT/SIGTERM). The client's token never goes upstream; the
+upstream's own credential comes from --upstream-token-file.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.listen != "" || f.upstream != "" {
+				if len(args) > 0 {
+					return usageErrorf("--listen relays to --upstream URL: no server command with it")
+				}
+				return runMCPHTTP(cmd, f, *data)
+			}
+			if len(args) == 0 {
+				return usageErrorf("no upstream: govhost mcp [flags] -- COMMAND [ARGS...], or --listen ADDR --upstream URL")
+			}
 			if cmd.ArgsLenAtDash() != 0 {
 				return usageErrorf("the server command goes after --: govhost mcp [flags] -- COMMAND [ARGS...]")
 			}
@@ -77,62 +99,29 @@ filesystem server, or the tool's annotations.`,
 	fl.StringVar(&f.logLevel, "log-level", "warn", "proxy log level on stderr: debug, info, warn, error")
 	fl.StringVar(&f.server, "server", "", "govern through a running govhost serve at this URL instead of the embedded engine (approvals through its API)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "the sidecar's bearer token file, with --server (default DATA/token)")
+	fl.StringVar(&f.listen, "listen", "", "serve a Streamable HTTP MCP endpoint at http://ADDR/mcp (loopback; with --upstream)")
+	fl.StringVar(&f.upstream, "upstream", "", "the upstream Streamable HTTP MCP endpoint URL, with --listen")
+	fl.StringVar(&f.upstreamTokenFile, "upstream-token-file", "", "a file holding the upstream's bearer token (the client's token is never passed on)")
+	fl.StringVar(&f.clientTokenFile, "client-token-file", "", "the bearer token clients must send, with --listen (default DATA/mcp-client-token, created mode 0600)")
+	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "an Origin accepted beyond loopback ones (scheme://host:port), with --listen; repeatable")
+	fl.BoolVar(&f.allowRemote, "allow-remote", false, "let --listen bind beyond loopback")
 	return c
 }
 
 func runMCP(ctx context.Context, f mcpFlags, dataDir string, command []string, cmd *cobra.Command) (int, error) {
 	stderr := cmd.ErrOrStderr()
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return 0, usageErrorf("--log-level: %v", err)
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	var mapping *mcp.MappingFile
-	if f.mapFile != "" {
-		m, err := mcp.LoadMapping(f.mapFile)
-		if err != nil {
-			return 0, usageError(err)
-		}
-		mapping = m
+	log, mapping, err := mcpLogAndMapping(f, stderr)
+	if err != nil {
+		return 0, err
 	}
 	if f.server != "" {
 		return runMCPRemote(ctx, f, dataDir, command, mapping, log, cmd)
 	}
-	opts := mcp.EmbeddedOptions{
-		Dir: dataDir, PolicyFile: f.policyFile, Version: f.version, Resource: f.resource,
-		ApprovalTimeout: f.approvalTimeout, Host: dataHostConfig(dataDir),
-	}
-	if f.policyID != "" {
-		id, err := uuid.Parse(f.policyID)
-		if err != nil {
-			return 0, usageErrorf("--policy-id must be a UUID")
-		}
-		opts.PolicyID = id
-	}
-	switch f.approve {
-	case "none":
-	case "prompt":
-		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-		if err != nil {
-			return 0, usageErrorf("--approve prompt needs a terminal: %v", err)
-		}
-		defer tty.Close()
-		user := os.Getenv("USER")
-		if user == "" {
-			user = "terminal"
-		}
-		opts.Approvals = mcp.PromptApprover(tty, tty, user)
-		opts.Actor = &governance.ActorRef{Kind: "user", ID: user}
-	default:
-		return 0, usageErrorf("--approve: want none or prompt")
-	}
-	emb, err := mcp.OpenEmbedded(ctx, opts)
-	if errors.Is(err, pebblestore.ErrLocked) {
-		return 0, usageErrorf("%v: the data directory is held by another process (another govhost mcp, or a govhost serve: give each proxy its own --data)", err)
-	}
+	emb, closeTTY, err := openMCPEmbedded(ctx, f, dataDir, false)
 	if err != nil {
-		return 0, usageError(err)
+		return 0, err
 	}
+	defer closeTTY()
 	defer emb.Close(context.WithoutCancel(ctx))
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -146,23 +135,79 @@ func runMCP(ctx context.Context, f mcpFlags, dataDir string, command []string, c
 	return p.Session(ctx, command, cmd.InOrStdin(), cmd.OutOrStdout(), stderr), nil
 }
 
+func mcpLogAndMapping(f mcpFlags, stderr io.Writer) (*slog.Logger, *mcp.MappingFile, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, nil, usageErrorf("--log-level: %v", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if f.mapFile == "" {
+		return log, nil, nil
+	}
+	m, err := mcp.LoadMapping(f.mapFile)
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	return log, m, nil
+}
+
+// openMCPEmbedded opens the embedded engine for the proxy: the policy
+// pinned by the flags, approvals by --approve (the returned func closes
+// the terminal). perSession opens no task (the HTTP mode opens one per
+// session).
+func openMCPEmbedded(ctx context.Context, f mcpFlags, dataDir string, perSession bool) (*mcp.Embedded, func(), error) {
+	noop := func() {}
+	opts := mcp.EmbeddedOptions{
+		Dir: dataDir, PolicyFile: f.policyFile, Version: f.version, Resource: f.resource,
+		ApprovalTimeout: f.approvalTimeout, Host: dataHostConfig(dataDir), TaskPerSession: perSession,
+	}
+	if f.policyID != "" {
+		id, err := uuid.Parse(f.policyID)
+		if err != nil {
+			return nil, noop, usageErrorf("--policy-id must be a UUID")
+		}
+		opts.PolicyID = id
+	}
+	closeTTY := noop
+	switch f.approve {
+	case "none":
+	case "prompt":
+		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return nil, noop, usageErrorf("--approve prompt needs a terminal: %v", err)
+		}
+		closeTTY = func() { tty.Close() }
+		user := os.Getenv("USER")
+		if user == "" {
+			user = "terminal"
+		}
+		opts.Approvals = mcp.PromptApprover(tty, tty, user)
+		opts.Actor = &governance.ActorRef{Kind: "user", ID: user}
+	default:
+		return nil, noop, usageErrorf("--approve: want none or prompt")
+	}
+	emb, err := mcp.OpenEmbedded(ctx, opts)
+	if errors.Is(err, pebblestore.ErrLocked) {
+		closeTTY()
+		return nil, noop, usageErrorf("%v: the data directory is held by another process (another govhost mcp, or a govhost serve: give each proxy its own --data)", err)
+	}
+	if err != nil {
+		closeTTY()
+		return nil, noop, usageError(err)
+	}
+	return emb, closeTTY, nil
+}
+
 // runMCPRemote is govhost mcp --server: the session is a task on the
 // sidecar, approvals wait on its approvals API.
 func runMCPRemote(ctx context.Context, f mcpFlags, dataDir string, command []string, mapping *mcp.MappingFile, log *slog.Logger, cmd *cobra.Command) (int, error) {
-	if f.policyFile != "" || f.approve != "none" {
-		return 0, usageErrorf("with --server the sidecar holds the policy and the approvals: drop --policy and --approve (use govhost serve --policy, and its approvals API)")
-	}
-	tokenFile := f.tokenFile
-	if tokenFile == "" {
-		tokenFile = filepath.Join(dataDir, "token")
-	}
-	c, err := client.New(f.server, client.TokenFromFile(tokenFile))
+	openTask, err := remoteTasks(f, dataDir)
 	if err != nil {
-		return 0, usageError(err)
+		return 0, err
 	}
-	gov, err := mcp.OpenRemote(ctx, c, strings.TrimRight(f.server, "/"), api.OpenTaskRequest{PolicyID: f.policyID, Version: f.version, Resource: f.resource}, f.approvalTimeout)
+	gov, err := openTask(ctx)
 	if err != nil {
-		return 0, invalidError(fmt.Errorf("open a task on %s: %w", f.server, err))
+		return 0, invalidError(err)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -174,4 +219,28 @@ func runMCPRemote(ctx context.Context, f mcpFlags, dataDir string, command []str
 		Name: f.name, Governor: gov, Mapper: mcp.Mapper{Server: f.name, File: mapping}, Cwd: cwd, HideDenied: f.hideDenied, Log: log,
 	}
 	return p.Session(ctx, command, cmd.InOrStdin(), cmd.OutOrStdout(), stderr), nil
+}
+
+// remoteTasks checks the --server flags and returns what opens one
+// session's task on the sidecar.
+func remoteTasks(f mcpFlags, dataDir string) (func(context.Context) (*mcp.RemoteGovernor, error), error) {
+	if f.policyFile != "" || f.approve != "none" {
+		return nil, usageErrorf("with --server the sidecar holds the policy and the approvals: drop --policy and --approve (use govhost serve --policy, and its approvals API)")
+	}
+	tokenFile := f.tokenFile
+	if tokenFile == "" {
+		tokenFile = filepath.Join(dataDir, "token")
+	}
+	c, err := client.New(f.server, client.TokenFromFile(tokenFile))
+	if err != nil {
+		return nil, usageError(err)
+	}
+	base := strings.TrimRight(f.server, "/")
+	return func(ctx context.Context) (*mcp.RemoteGovernor, error) {
+		gov, err := mcp.OpenRemote(ctx, c, base, api.OpenTaskRequest{PolicyID: f.policyID, Version: f.version, Resource: f.resource}, f.approvalTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("open a task on %s: %w", f.server, err)
+		}
+		return gov, nil
+	}, nil
 }

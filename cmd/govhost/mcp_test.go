@@ -15,7 +15,12 @@ func TestMCP_UsageErrors(t *testing.T) {
 		says string
 	}{
 		{[]string{"mcp", "--data", data, "node", "server.js"}, "goes after --"},
-		{[]string{"mcp", "--data", data}, "requires at least 1 arg"},
+		{[]string{"mcp", "--data", data}, "no upstream"},
+		{[]string{"mcp", "--data", data, "--listen", "127.0.0.1:0"}, "--listen and --upstream go together"},
+		{[]string{"mcp", "--data", data, "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1/mcp", "--", "node"}, "no server command"},
+		{[]string{"mcp", "--data", data, "--listen", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1/mcp"}, "not a loopback address"},
+		{[]string{"mcp", "--data", data, "--listen", "127.0.0.1:0", "--upstream", "ftp://x/mcp", "--policy", "p.json"}, "not an http(s) URL"},
+		{[]string{"mcp", "--data", data, "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1/mcp", "--upstream-token-file", filepath.Join(data, "none")}, "no such file"},
 		{[]string{"mcp", "--data", data, "--approve", "maybe", "--", "true"}, "--approve"},
 		{[]string{"mcp", "--data", data, "--log-level", "loud", "--", "true"}, "--log-level"},
 		{[]string{"mcp", "--data", data, "--map", filepath.Join(data, "missing.json"), "--", "true"}, "invalid tool mapping"},

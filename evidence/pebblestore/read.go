@@ -55,7 +55,10 @@ func (s *Store) Read(ctx context.Context, chainID uuid.UUID, afterSequence int64
 	return out, nil
 }
 
-// Head implements evidence.Store. It reads the persisted head: no scan.
+// Head implements evidence.Store. It answers from the head the store keeps
+// for a chain it has appended to (the controller asks before every batch),
+// else reads the persisted head: no scan. Either is the head of the last
+// applied batch, as a read of the database would see it.
 func (s *Store) Head(ctx context.Context, chainID uuid.UUID) (governance.ChainHead, error) {
 	if err := ctx.Err(); err != nil {
 		return governance.EmptyHead, err
@@ -64,7 +67,18 @@ func (s *Store) Head(ctx context.Context, chainID uuid.UUID) (governance.ChainHe
 		return governance.EmptyHead, err
 	}
 	defer s.closeMu.RUnlock()
-	return s.readHead(s.db, chainID)
+	c := s.chain(chainID)
+	defer s.release(chainID, c)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded {
+		h, err := s.readHead(s.db, chainID)
+		if err != nil {
+			return governance.EmptyHead, err
+		}
+		c.head, c.loaded = h, true
+	}
+	return c.head, nil
 }
 
 func (s *Store) readHead(r pebble.Reader, chainID uuid.UUID) (governance.ChainHead, error) {

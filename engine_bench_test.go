@@ -40,8 +40,14 @@ type benchEnv struct {
 
 func newBenchEnv(b *testing.B, store evidence.Store) *benchEnv {
 	b.Helper()
+	return newBenchEnvIn(b, b.TempDir(), store)
+}
+
+// newBenchEnvIn is newBenchEnv on the data directory dir.
+func newBenchEnvIn(b *testing.B, dir string, store evidence.Store) *benchEnv {
+	b.Helper()
 	ctx := context.Background()
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: b.TempDir()})
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}

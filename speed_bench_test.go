@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -212,46 +210,4 @@ func BenchmarkColdStart(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		first()
 	}
-}
-
-// BenchmarkResidentSize reports the process's resident set after the
-// engine has loaded the three built-in gates and filled a pool of
-// GOMAXPROCS instances of each with concurrent governed calls.
-func BenchmarkResidentSize(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		e := newBenchEnv(b, evidence.NewMemStore())
-		task, err := e.ctl.OpenTask(context.Background(), controller.TaskOptions{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		done := make(chan struct{})
-		for range runtime.GOMAXPROCS(0) {
-			go func() {
-				defer func() { done <- struct{}{} }()
-				for range 20 {
-					e.invoke(b, task)
-				}
-			}()
-		}
-		for range runtime.GOMAXPROCS(0) {
-			<-done
-		}
-		runtime.GC()
-		b.ReportMetric(float64(residentKiB())/1024, "RSS-MiB")
-	}
-}
-
-// residentKiB reads VmRSS from /proc (Linux); 0 elsewhere.
-func residentKiB() int64 {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
 }

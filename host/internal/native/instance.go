@@ -134,6 +134,10 @@ func (i *Instance) setup(ctx context.Context, ex Exports, config []byte) error {
 // Dead reports whether the instance must not be used again.
 func (i *Instance) Dead() bool { return i.dead }
 
+// Resettable reports whether the instance keeps a snapshot to be reset
+// from (State.Resettable at instantiation, and the snapshot was taken).
+func (i *Instance) Resettable() bool { return i.snap != nil }
+
 // MemoryBytes is the current size of the instance's linear memory.
 func (i *Instance) MemoryBytes() uint64 { return uint64(i.mem.Size()) }
 

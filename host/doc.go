@@ -53,9 +53,11 @@
 // Isolation between callers (Isolation, GateWith): under IsolationChain (the
 // default) an instance serves one task chain at a time and is reset to its
 // post-setup state (memory and globals snapshot, or a fresh instance)
-// before it serves another; IsolationCall resets before every call;
-// IsolationShared never resets and is NOT isolated (for trusted embedded
-// modules only). Gates of different GateOptions.Binding never share
+// before it serves another (a chain is handed back the instance it dirtied
+// last, or a clean or new one while the pool has room, so that chains taking
+// turns do not pay a reset each turn); IsolationCall resets before every
+// call; IsolationShared never resets, keeps no snapshot, and is NOT isolated
+// (for trusted embedded modules only). Gates of different GateOptions.Binding never share
 // instances. The controller names the chain through EvaluateChain.
 //
 // The host owns no policy: it does not know bindings, levels or evidence.

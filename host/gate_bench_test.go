@@ -250,7 +250,9 @@ func h2() int { return host.DefaultPoolSize() }
 // BenchmarkGate_Isolation: what each isolation mode costs a warm call, one
 // caller. chain=same: every call of one task chain (no reset); chain=alternating:
 // two chains take turns on one instance (a reset per call, like call
-// isolation); shared: never reset (trusted modules only). Native modules
+// isolation); chain=alternating/pool=2: the same with room for a second
+// instance, which chain affinity gives the second chain (no reset); shared:
+// never reset (trusted modules only). Native modules
 // reset from a memory snapshot (a copy of the instance's memory: ~2.5 MiB
 // for a Go-built guest); Extism instances are replaced.
 func BenchmarkGate_Isolation(b *testing.B) {
@@ -260,6 +262,11 @@ func BenchmarkGate_Isolation(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer h.Close(ctx)
+	h2, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(cacheDir()).WithCallTimeout(10*time.Second).WithPoolSize(2))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h2.Close(ctx)
 	in := benchInput()
 	for _, c := range []struct{ name, fixture, config string }{
 		{"abi=native/logic=wat", "allow.wasm", ""},
@@ -271,17 +278,27 @@ func BenchmarkGate_Isolation(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		m2, err := h2.Load(ctx, wasmfixtures.Bytes(c.fixture), host.AnyDigest)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for _, mode := range []struct {
 			name   string
 			iso    host.Isolation
 			chains []string
+			pool2  bool
 		}{
-			{"shared", host.IsolationShared, []string{"a", "b"}},
-			{"chain=same", host.IsolationChain, []string{"a"}},
-			{"chain=alternating", host.IsolationChain, []string{"a", "b"}},
-			{"call", host.IsolationCall, []string{"a"}},
+			{"shared", host.IsolationShared, []string{"a", "b"}, false},
+			{"chain=same", host.IsolationChain, []string{"a"}, false},
+			{"chain=alternating", host.IsolationChain, []string{"a", "b"}, false},
+			{"chain=alternating/pool=2", host.IsolationChain, []string{"a", "b"}, true},
+			{"call", host.IsolationCall, []string{"a"}, false},
 		} {
-			g, err := h.GateWith(ctx, m, []byte(c.config), host.GateOptions{Isolation: mode.iso, Binding: mode.name})
+			hm, mm := h, m
+			if mode.pool2 {
+				hm, mm = h2, m2
+			}
+			g, err := hm.GateWith(ctx, mm, []byte(c.config), host.GateOptions{Isolation: mode.iso, Binding: mode.name})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,6 +15,9 @@ const (
 	// memory and mutable globals for native modules whose tables and data
 	// segments never change, otherwise by replacing the instance. So a gate
 	// may remember a task chain's earlier calls, never another chain's.
+	// A chain is given back the idle instance it dirtied last when there is
+	// one, else a clean or a new one while the pool has room; only then is
+	// an instance of another chain reset.
 	IsolationChain Isolation = iota
 	// IsolationCall: the instance is reset before every call; a gate sees
 	// nothing of any earlier call, even of the same chain.
@@ -22,7 +25,8 @@ const (
 	// IsolationShared: NOT ISOLATED. Instances are reused across callers
 	// without reset, so a gate can carry state from one caller's call into
 	// another's. Only for modules the program ships and trusts (the built-in
-	// gates embedded in the binary), where it avoids the cost of resets.
+	// gates embedded in the binary), where it avoids the cost of resets and
+	// of the memory snapshot a reset restores from.
 	IsolationShared
 )
 

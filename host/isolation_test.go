@@ -123,3 +123,44 @@ func TestHost_Gate_BindingsNeverShare(t *testing.T) {
 	_, err = h.GateWith(ctx, m, nil, host.GateOptions{Isolation: host.Isolation(9)})
 	require.ErrorIs(t, err, host.ErrInvalidConfig)
 }
+
+// TestGate_ChainAffinity: under chain isolation a chain gets back the
+// instance it dirtied last while the pool has room for one per chain (the
+// spy sees the chain's own earlier input: no reset was paid), and never an
+// instance another chain dirtied without a reset in between.
+func TestGate_ChainAffinity(t *testing.T) {
+	ctx := context.Background()
+	for _, size := range []int{1, 2} {
+		t.Run(fmt.Sprintf("pool=%d", size), func(t *testing.T) {
+			h, err := host.New(ctx, testConfig().WithPoolSize(size))
+			require.NoError(t, err)
+			t.Cleanup(func() { h.Close(ctx) })
+			g, err := h.GateWith(ctx, load(t, h, "spy.wasm"), nil, host.GateOptions{Binding: "spy"})
+			require.NoError(t, err)
+			call := func(chain string, i int) abi.GateOutput {
+				out, err := g.EvaluateChain(ctx, chain, spyInput(fmt.Sprintf("SECRET-%s-%d", chain, i)))
+				require.NoError(t, err)
+				return out
+			}
+			require.Equal(t, "spy.fresh", call("A", 0).ReasonCode)
+			require.Equal(t, "spy.fresh", call("B", 0).ReasonCode)
+			for i := 1; i < 4; i++ {
+				for _, chain := range []string{"A", "B"} {
+					out := call(chain, i)
+					other := map[string]string{"A": "B", "B": "A"}[chain]
+					require.NotContains(t, out.Message, "SECRET-"+other, "a chain saw another chain's input")
+					if size == 1 {
+						require.Equal(t, "spy.fresh", out.ReasonCode, "one instance, two chains: a reset every switch")
+						continue
+					}
+					require.Equal(t, "spy.reuse", out.ReasonCode, "its own instance back, not reset")
+					require.Contains(t, out.Message, fmt.Sprintf("SECRET-%s-%d", chain, i-1))
+				}
+			}
+			// A third chain finds the pool full: it gets an instance reset.
+			out := call("C", 0)
+			require.Equal(t, "spy.fresh", out.ReasonCode)
+			require.NotContains(t, out.Message, "SECRET")
+		})
+	}
+}

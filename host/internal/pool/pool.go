@@ -91,6 +91,36 @@ func (p *Pool[T]) Get(ctx context.Context) (T, error) {
 	}
 }
 
+// TryGet returns an idle instance, if there is one, without creating one
+// or waiting.
+func (p *Pool[T]) TryGet() (T, bool) {
+	var zero T
+	if p.closed.Load() {
+		return zero, false
+	}
+	select {
+	case v := <-p.idle:
+		return v, true
+	default:
+		return zero, false
+	}
+}
+
+// TryCreate creates an instance when fewer than size exist, without
+// waiting; ok is false when the pool is full (or closed).
+func (p *Pool[T]) TryCreate(ctx context.Context) (v T, ok bool, err error) {
+	if p.closed.Load() {
+		return v, false, nil
+	}
+	select {
+	case p.slots <- struct{}{}:
+		v, err = p.fill(ctx)
+		return v, err == nil, err
+	default:
+		return v, false, nil
+	}
+}
+
 // Put returns a healthy instance for reuse.
 func (p *Pool[T]) Put(v T) {
 	if p.closed.Load() {

@@ -110,3 +110,44 @@ func TestPool_Stats(t *testing.T) {
 	live, idle, _ = p.Stats()
 	require.Equal(t, [2]int{1, 1}, [2]int{live, idle}, "a discarded instance frees its slot")
 }
+
+func TestPool_TryGetTryCreate(t *testing.T) {
+	var created atomic.Int32
+	p := New(2, func(context.Context) (*int, error) {
+		n := int(created.Add(1))
+		return &n, nil
+	}, func(*int) {})
+	ctx := context.Background()
+	_, ok := p.TryGet()
+	require.False(t, ok, "nothing idle yet")
+	a, ok, err := p.TryCreate(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	b, ok, err := p.TryCreate(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ok, err = p.TryCreate(ctx)
+	require.NoError(t, err)
+	require.False(t, ok, "full: two exist")
+	p.Put(a)
+	got, ok := p.TryGet()
+	require.True(t, ok)
+	require.Same(t, a, got)
+	p.Discard(b)
+	c, ok, err := p.TryCreate(ctx)
+	require.NoError(t, err)
+	require.True(t, ok, "a discarded instance frees its slot")
+	require.EqualValues(t, 3, *c)
+
+	failing := New(1, func(context.Context) (*int, error) { return nil, errors.New("boom") }, func(*int) {})
+	_, ok, err = failing.TryCreate(ctx)
+	require.Error(t, err)
+	require.False(t, ok)
+	_, ok, err = failing.TryCreate(ctx)
+	require.Error(t, err, "a failed creation gives its slot back")
+	require.False(t, ok)
+	p.Close()
+	_, ok, err = p.TryCreate(ctx)
+	require.NoError(t, err)
+	require.False(t, ok)
+}

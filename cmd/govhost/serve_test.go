@@ -38,8 +38,27 @@ type served struct {
 	data   string
 	client *client.Client
 	stdout *bytes.Buffer // the startup lines, complete once startServe returns
-	stderr *bytes.Buffer
+	stderr *lockedBuffer // written by the child's copier while tests read it
 	exited chan error
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while exec's copier writes
+// to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startServe runs `govhost serve --data data --addr 127.0.0.1:0` as a child
@@ -52,7 +71,7 @@ func startServe(t *testing.T, data string, extra ...string) *served {
 	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	s := &served{cmd: cmd, data: data, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	s := &served{cmd: cmd, data: data, stdout: &bytes.Buffer{}, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	require.NoError(t, cmd.Start())
 	urls := make(chan string, 1)

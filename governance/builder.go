@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"crypto/rand"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,7 +50,7 @@ func NextRecord(head ChainHead, spec RecordSpec) (EvidenceRecord, error) {
 	}
 	id := spec.RecordID
 	if id == uuid.Nil {
-		id = uuid.New()
+		id = newRecordID()
 	}
 	r := EvidenceRecord{
 		RecordID:           id,
@@ -79,4 +80,14 @@ func NextRecord(head ChainHead, spec RecordSpec) (EvidenceRecord, error) {
 		return EvidenceRecord{}, err // the head is the caller's
 	}
 	return r, nil
+}
+
+// newRecordID is uuid.New (version 4, from crypto/rand) without its heap
+// allocation: every record of every governed call takes one.
+func newRecordID() uuid.UUID {
+	var id uuid.UUID
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails; it crashes the program instead
+	id[6] = id[6]&0x0f | 0x40 // version 4
+	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
+	return id
 }

@@ -86,7 +86,7 @@ func NextRecord(head ChainHead, spec RecordSpec) (EvidenceRecord, error) {
 // allocation: every record of every governed call takes one.
 func newRecordID() uuid.UUID {
 	var id uuid.UUID
-	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails; it crashes the program instead
+	_, _ = rand.Read(id[:])   // crypto/rand.Read never fails; it crashes the program instead
 	id[6] = id[6]&0x0f | 0x40 // version 4
 	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
 	return id

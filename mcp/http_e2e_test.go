@@ -21,6 +21,7 @@ import (
 
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
+	"github.com/govhost/govhost/server/api"
 )
 
 // httpE2E is the HTTP mode end to end: the real TypeScript SDK's
@@ -44,6 +45,7 @@ type httpOptions struct {
 	jsonAnswers bool // the upstream answers with JSON bodies, not SSE
 	sidecar     bool // govern through a real govhost serve (--server)
 	hide        bool
+	approval    bool // side effects need approval
 }
 
 func startHTTPE2E(t *testing.T, o httpOptions) *httpE2E {
@@ -78,7 +80,11 @@ func startHTTPE2E(t *testing.T, o httpOptions) *httpE2E {
 
 	// The policy a user writes: the workspace template bound to three of the
 	// upstream's four tools.
-	policy, err := exec.Command(bin, "policy", "template", "workspace", "--root", root, "--tools", "up/read_note,up/write_note,up/slow_read").Output()
+	tmplArgs := []string{"policy", "template", "workspace", "--root", root, "--tools", "up/read_note,up/write_note,up/slow_read"}
+	if o.approval {
+		tmplArgs = append(tmplArgs, "--require-approval-for-side-effects")
+	}
+	policy, err := exec.Command(bin, tmplArgs...).Output()
 	require.NoError(t, err)
 	policyPath := filepath.Join(tmp, "policy.json")
 	require.NoError(t, os.WriteFile(policyPath, policy, 0o644))
@@ -392,28 +398,66 @@ func TestE2E_HTTPRefusals(t *testing.T) {
 	require.Contains(t, string(ev), "bearer token")
 }
 
-// TestE2E_HTTPSidecarHideDenied: governed through a real govhost serve,
-// --hide-denied leaves out of tools/list the tool no binding names (the
-// sidecar's dry-run evaluate route answers which), the calls are governed
-// there and the session's certificate verifies on the sidecar.
-func TestE2E_HTTPSidecarHideDenied(t *testing.T) {
-	x := startHTTPE2E(t, httpOptions{sidecar: true, hide: true})
+// TestE2E_HTTPSidecar: governed through a real govhost serve. --hide-denied
+// leaves out of tools/list the tool no binding names (the sidecar's
+// dry-run evaluate route answers which); a write held for approval is
+// forwarded only once approved through the sidecar's API; a held write the
+// client cancels is never forwarded and its approval is resolved; the
+// session's certificate verifies on the sidecar.
+func TestE2E_HTTPSidecar(t *testing.T) {
+	x := startHTTPE2E(t, httpOptions{sidecar: true, hide: true, approval: true})
+	ctx := context.Background()
 	e := x.connect(x.token)
 	session := sessionOf(t, e)
 	list := e.answer(e.send(map[string]any{"op": "list"}))
 	var tools []string
 	require.NoError(t, json.Unmarshal(list["tools"], &tools))
 	require.ElementsMatch(t, []string{"read_note", "write_note", "slow_read"}, tools, "unbound_tool is hidden")
+
+	target := filepath.Join(x.root, "approved.txt")
+	id := e.send(map[string]any{"op": "call", "name": "write_note", "arguments": map[string]any{"path": target, "content": "ok"}})
+	var pending []api.Approval
+	e.waitFor(func() bool {
+		var err error
+		pending, err = x.sidecar.Approvals(ctx)
+		require.NoError(t, err)
+		return len(pending) > 0
+	})
+	require.Equal(t, "up/write_note", pending[0].Tool)
+	_, err := os.Stat(target)
+	require.ErrorIs(t, err, os.ErrNotExist, "held: not forwarded yet")
+	require.NoError(t, x.sidecar.ResolveApproval(ctx, pending[0].ApprovalID, api.ResolveApprovalRequest{Decision: api.DecisionAllow, Approver: &governance.ActorRef{Kind: "human", ID: "e2e"}}))
+	a := e.answer(id)
+	require.Contains(t, a, "result", "%v", a)
+	b, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "ok", string(b))
+
+	cancelled := filepath.Join(x.root, "cancelled.txt")
+	a = e.answer(e.send(map[string]any{"op": "call", "name": "write_note", "arguments": map[string]any{"path": cancelled, "content": "no"}, "abort_ms": 1500}))
+	require.Contains(t, a, "error", "%v", a)
+	e.waitFor(func() bool {
+		pending, err = x.sidecar.Approvals(ctx)
+		require.NoError(t, err)
+		return len(pending) == 0
+	})
+
 	r := e.call("read_note", map[string]any{"path": filepath.Join(x.root, "notes.txt")})
 	require.False(t, r.IsError, "%+v", r)
 	r = e.call("read_note", map[string]any{"path": "/etc/passwd"})
 	require.True(t, r.IsError)
+	for _, req := range x.upstreamRequests() {
+		require.NotContains(t, string(req.Body), "/etc/passwd")
+		require.NotContains(t, string(req.Body), "cancelled.txt", "a cancelled held call is never forwarded")
+	}
+	_, err = os.Stat(cancelled)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
 	e.answer(e.send(map[string]any{"op": "close"}))
 	where := x.certificateOf(session)
 	require.Contains(t, where, "/v1/certificates/")
 	m := regexp.MustCompile(`\(chain ([0-9a-f-]{36})\)`).FindStringSubmatch(x.stderr.String())
 	require.NotNil(t, m)
-	ctx := context.Background()
 	chain := uuid.MustParse(m[1])
 	head, err := x.sidecar.ChainHead(ctx, chain)
 	require.NoError(t, err)

@@ -60,7 +60,9 @@ func (g *RemoteGovernor) Authorize(ctx context.Context, call controller.Call) (c
 	res, err := g.Client.Authorize(ctx, g.Task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{
 		Tool: call.Tool, Operation: call.Operation, Action: call.Action, Arguments: call.Arguments, Cwd: call.Cwd,
 		PathArgs: call.PathArgs, RunID: call.RunID, AgentName: call.AgentName, ToolCallID: call.ToolCallID, Metadata: call.Metadata,
-	}, WaitMS: wait().Milliseconds()})
+	}})
+	// WaitMS 0: a pending answer comes back at once with its approval id,
+	// so a call cancelled while it waits can still resolve its approval.
 	for err == nil && res.Decision == api.DecisionPending {
 		if ctx.Err() != nil || (!deadline.IsZero() && !time.Now().Before(deadline)) {
 			// Nobody answered in time, or the client cancelled: deny it on the
@@ -73,7 +75,11 @@ func (g *RemoteGovernor) Authorize(ctx context.Context, call controller.Call) (c
 			}
 			break
 		}
-		res, err = g.Client.Wait(ctx, res.AuthorizationID, wait())
+		next, werr := g.Client.Wait(ctx, res.AuthorizationID, wait())
+		if werr != nil && ctx.Err() != nil {
+			continue // cancelled mid-wait: the next turn resolves it as denied
+		}
+		res, err = next, werr
 	}
 	if err != nil {
 		return controller.Permit{}, err

@@ -16,7 +16,9 @@ import (
 var moduleMediaTypes = map[string]bool{"application/wasm": true, "application/octet-stream": true}
 
 // uploadModule is POST /v1/modules: 201 when this upload stored the
-// module, 200 when the same bytes were already here.
+// module, 200 when the same bytes were already here; Location names the
+// module either way. The whole body must arrive within the server's read
+// timeout (HTTPServer: 30 s).
 func (s *Server) uploadModule(w http.ResponseWriter, r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -36,6 +38,7 @@ func (s *Server) uploadModule(w http.ResponseWriter, r *http.Request) error {
 	if up.Created {
 		status = http.StatusCreated
 	}
+	w.Header().Set("Location", "/v1/modules/"+up.SHA256)
 	writeJSON(w, status, up)
 	return nil
 }

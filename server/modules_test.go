@@ -46,6 +46,7 @@ func TestAPI_ModuleUploadBindAuthorize(t *testing.T) {
 	require.Equal(t, up.Module, again.Module)
 	resp := e.upload(t, wasm, "application/wasm", testToken)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "application/wasm is accepted too; 200: not created")
+	require.Equal(t, "/v1/modules/"+digest, resp.Header.Get("Location"))
 
 	// An Extism-ABI module is detected as one.
 	ext, err := c.UploadModule(ctx, wasmfixtures.Bytes("extism_spy.wasm"))
@@ -163,6 +164,30 @@ func TestAPI_ModuleUploadRefusals(t *testing.T) {
 	// A refused module cannot be bound: its digest is not a stored module.
 	file := `{"policy_id":"` + uuid.NewString() + `","version":"1","gates":[{"gate_id":"g","module":"` +
 		governance.SHA256Hex(wasmfixtures.Bytes("bad_import.wasm")) + `","level":"hard","order":1,"tool_ids":["bash"]}]}`
+	_, err = e.client.PutPolicy(ctx, json.RawMessage(file))
+	requireCode(t, err, http.StatusUnprocessableEntity, "module_not_found")
+
+	// A file in the folder the host refuses (stored before its limits were
+	// tightened, or put there by hand) is listed with the refusal, not
+	// hidden, and cannot be bound either.
+	bad := wasmfixtures.Bytes("bad_import.wasm")
+	path := filepath.Join(e.modules, governance.SHA256Hex(bad)+".wasm")
+	require.NoError(t, os.WriteFile(path, bad, 0o644))
+	defer os.Remove(path)
+	list, err := e.client.Modules(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, len(beforeList)+1)
+	var refused *api.StoredModule
+	for i := range list {
+		if list[i].SHA256 == governance.SHA256Hex(bad) {
+			refused = &list[i]
+		}
+	}
+	require.NotNil(t, refused)
+	require.NotNil(t, refused.Refused)
+	require.Equal(t, "gate.bad_import", refused.Refused.Code)
+	_, err = e.client.Module(ctx, governance.SHA256Hex(bad))
+	requireCode(t, err, http.StatusUnprocessableEntity, "gate.bad_import")
 	_, err = e.client.PutPolicy(ctx, json.RawMessage(file))
 	requireCode(t, err, http.StatusUnprocessableEntity, "module_not_found")
 }

@@ -9,6 +9,9 @@
 //	err = c.Complete(ctx, task.TaskID, api.CompleteRequest{PermitID: res.Permit.PermitID})
 //	closed, err := c.CloseTask(ctx, task.TaskID)
 //	cert, err := c.Mint(ctx, closed.ChainID, closed.Head)
+//
+// Gate modules: c.UploadModule(ctx, wasm) checks and stores a .wasm by its
+// sha256 (bind it in a policy file by that digest); c.Modules lists them.
 package client
 
 import (

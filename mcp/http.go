@@ -209,11 +209,12 @@ func (h *HTTPProxy) post(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(headerSessionID)
 	switch {
 	case msg.Kind == KindRequest && msg.Method == "tools/call":
-		s, err := h.session(r.Context(), sid)
+		s, err := h.session(r.Context(), sid, true)
 		if err != nil {
 			writeRPCError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.CodeInternalError, "govhost: "+err.Error())
 			return
 		}
+		defer s.active.Done()
 		h.governCall(w, r, s, body, msg)
 		return
 	case msg.Kind == KindNotification && msg.Method == "notifications/cancelled":
@@ -233,8 +234,6 @@ func (h *HTTPProxy) post(w http.ResponseWriter, r *http.Request) {
 
 // governCall decides a tools/call and relays it when allowed.
 func (h *HTTPProxy) governCall(w http.ResponseWriter, r *http.Request, s *httpSession, body []byte, msg Message) {
-	s.active.Add(1)
-	defer s.active.Done()
 	reqCtx, done := s.bind(r.Context())
 	defer done()
 	c, ctx, err := s.begin(reqCtx, msg.ID)
@@ -265,14 +264,19 @@ func (h *HTTPProxy) existing(id string) *httpSession {
 }
 
 // session returns the session of an id ("" for requests outside any
-// session), opening its task on first sight.
-func (h *HTTPProxy) session(ctx context.Context, id string) (*httpSession, error) {
+// session), opening its task on first sight. With active, the caller is
+// one of the session's governed calls (active.Done when it ends): counted
+// under the lock, so a closing session waits for every call that found it.
+func (h *HTTPProxy) session(ctx context.Context, id string, active bool) (*httpSession, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.shutdown {
 		return nil, errShuttingDown
 	}
 	if s, ok := h.sessions[id]; ok {
+		if active {
+			s.active.Add(1)
+		}
 		return s, nil
 	}
 	// Opening a task is quick (one record, or one sidecar request); holding
@@ -284,6 +288,9 @@ func (h *HTTPProxy) session(ctx context.Context, id string) (*httpSession, error
 	s := &httpSession{governed: newGoverned(&h.Proxy, gov, h.Proxy.Log.With("mcp_session", id)), id: id}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	h.sessions[id] = s
+	if active {
+		s.active.Add(1)
+	}
 	h.Proxy.Log.Info("mcp: session opened", "mcp_session", id)
 	return s, nil
 }
@@ -424,7 +431,7 @@ func (h *HTTPProxy) relayWith(ctx context.Context, w http.ResponseWriter, r *htt
 	if s == nil {
 		if req != nil && (req.Method == "initialize" || req.Method == "tools/list") {
 			// initialize and tools/list teach the session's mapping.
-			if s, err = h.session(ctx, sid); err != nil {
+			if s, err = h.session(ctx, sid, false); err != nil {
 				h.Proxy.Log.Warn("mcp: session not tracked", "err", err)
 			}
 		} else {
@@ -434,8 +441,11 @@ func (h *HTTPProxy) relayWith(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	copyResponseHeaders(w.Header(), resp.Header, h.Proxy.Log)
 	if resp.StatusCode == http.StatusNotFound && r.Header.Get(headerSessionID) != "" {
-		// The upstream ended the session: so does its task.
-		defer h.closeSession(context.WithoutCancel(ctx), r.Header.Get(headerSessionID))
+		// The upstream ended the session: so does its task (on its own
+		// goroutine: closing waits for the session's governed calls, and
+		// this request may be one).
+		gone := r.Header.Get(headerSessionID)
+		defer func() { go h.closeSession(context.WithoutCancel(ctx), gone) }()
 	}
 	if resp.StatusCode/100 != 2 {
 		if s != nil && req != nil {

@@ -43,6 +43,7 @@ var proxyListening = regexp.MustCompile(`govhost mcp: (http://\S+/mcp) -> `)
 
 type httpOptions struct {
 	jsonAnswers bool // the upstream answers with JSON bodies, not SSE
+	stateless   bool // the upstream has no sessions
 	sidecar     bool // govern through a real govhost serve (--server)
 	hide        bool
 	approval    bool // side effects need approval
@@ -67,8 +68,11 @@ func startHTTPE2E(t *testing.T, o httpOptions) *httpE2E {
 
 	// The upstream: the SDK's server, logging what reaches it.
 	args := []string{filepath.Join(npm, "http-upstream.mjs"), root, x.upstreamLog}
-	if o.jsonAnswers {
+	switch {
+	case o.jsonAnswers:
 		args = append(args, "json")
+	case o.stateless:
+		args = append(args, "stateless")
 	}
 	up := exec.Command("node", args...)
 	up.Stderr = x.stderr
@@ -347,6 +351,31 @@ func TestE2E_HTTP(t *testing.T) {
 			require.Equal(t, 1, count(types, governance.CallableCompleted))
 		})
 	}
+}
+
+// TestE2E_HTTPStateless: an upstream without sessions (the SDK's
+// stateless mode): requests outside any session are one task, certified
+// when the proxy stops.
+func TestE2E_HTTPStateless(t *testing.T) {
+	x := startHTTPE2E(t, httpOptions{stateless: true})
+	e := x.connect(x.token)
+	e.event("connected")
+	e.answer(e.send(map[string]any{"op": "list"}))
+	r := e.call("read_note", map[string]any{"path": filepath.Join(x.root, "notes.txt")})
+	require.False(t, r.IsError, "%+v", r)
+	require.Equal(t, "inside the workspace\n", r.Content[0].Text)
+	r = e.call("read_note", map[string]any{"path": "/etc/passwd"})
+	require.True(t, r.IsError)
+	e.answer(e.send(map[string]any{"op": "close"}))
+	for _, req := range x.upstreamRequests() {
+		require.Nil(t, req.Session)
+		require.NotContains(t, string(req.Body), "/etc/passwd")
+	}
+	x.stop()
+	types := e.verify(x.certificateOf("(none)"))
+	require.Equal(t, 2, count(types, governance.OperationStarted))
+	require.Equal(t, 1, count(types, governance.OperationDenied))
+	require.Equal(t, 1, count(types, governance.CallableCompleted))
 }
 
 // TestE2E_HTTPRefusals: what the proxy refuses before anything reaches

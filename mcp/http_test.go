@@ -39,6 +39,9 @@ type goSDKUpstream struct {
 	calls sync.Map // tool → *atomic.Int32
 	mu    sync.Mutex
 	auth  []string
+	// forget makes it answer 404 to every request of a session, as a
+	// server does that ended (or lost) the session.
+	forget atomic.Bool
 }
 
 func (u *goSDKUpstream) count(tool string) int32 {
@@ -64,6 +67,10 @@ func (u *goSDKUpstream) handler() http.Handler {
 		u.mu.Lock()
 		u.auth = append(u.auth, r.Header.Get("Authorization"))
 		u.mu.Unlock()
+		if u.forget.Load() && r.Header.Get("Mcp-Session-Id") != "" {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
 }
@@ -200,4 +207,41 @@ func TestHTTPProxy_Refusals(t *testing.T) {
 	require.ErrorContains(t, err, "client token")
 	_, err = mcp.NewHTTPProxy(&mcp.HTTPProxy{Upstream: "file:///x", ClientToken: testClientToken})
 	require.ErrorContains(t, err, "not an http(s) URL")
+}
+
+// TestHTTPProxy_UpstreamEndsSession: a forwarded call answered 404 (the
+// upstream no longer knows the session) is recorded failed, and the
+// session's task is closed and certified.
+func TestHTTPProxy_UpstreamEndsSession(t *testing.T) {
+	up := &goSDKUpstream{}
+	upstream := httptest.NewServer(up.handler())
+	defer upstream.Close()
+	gov := &fakeGovernor{}
+	certified := make(chan string, 1)
+	h, err := mcp.NewHTTPProxy(&mcp.HTTPProxy{
+		Proxy: mcp.Proxy{Name: "go"}, Upstream: upstream.URL, ClientToken: testClientToken,
+		OpenTask:  func(context.Context) (mcp.Governor, error) { return gov, nil },
+		Certified: func(session, where string, err error) { certified <- session },
+	})
+	require.NoError(t, err)
+	proxy := httptest.NewServer(h)
+	defer proxy.Close()
+	ctx := context.Background()
+	client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-client", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: proxy.URL, HTTPClient: &http.Client{Transport: bearer{testClientToken}}, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	up.forget.Store(true)
+	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	require.Error(t, err)
+	select {
+	case id := <-certified:
+		require.Equal(t, cs.ID(), id)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session's task was not closed")
+	}
+	out := gov.outcomes()
+	require.Len(t, out, 1)
+	require.True(t, out[0].Failed)
+	require.Equal(t, "http_404", out[0].ErrorClass)
 }

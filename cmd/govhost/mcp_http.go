@@ -71,6 +71,9 @@ func runMCPHTTP(cmd *cobra.Command, f mcpFlags, dataDir string) error {
 		Proxy:    mcp.Proxy{Name: f.name, Mapper: mcp.Mapper{Server: f.name, File: mapping}, Cwd: cwd, HideDenied: f.hideDenied, Log: log},
 		Upstream: f.upstream, UpstreamToken: upstreamToken, ClientToken: token, AllowedOrigins: f.allowOrigins,
 		Certified: func(session, where string, err error) {
+			if session == "" {
+				session = "(none)" // the requests of a stateless upstream
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "govhost mcp: session %s not certified: %v\n", session, err)
 				return

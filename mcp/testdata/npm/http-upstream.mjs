@@ -4,7 +4,8 @@
 // over files under ROOT and appends one JSON line per HTTP request it gets
 // to LOG (method, the Authorization it saw, the MCP headers, the body), so a
 // test can prove what reached it and what did not.
-// Usage: node http-upstream.mjs ROOT LOG [json]   ("json": JSON answers, not SSE)
+// Usage: node http-upstream.mjs ROOT LOG [json|stateless]
+//   json: JSON answers, not SSE; stateless: no sessions (a fresh transport per request)
 // Prints "listening http://127.0.0.1:PORT/mcp" on stdout.
 import http from "node:http";
 import fs from "node:fs";
@@ -17,6 +18,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 
 const [root, log, mode] = process.argv.slice(2);
 const enableJsonResponse = mode === "json";
+const stateless = mode === "stateless";
 
 function newServer() {
   const server = new McpServer({ name: "govhost-e2e-http-upstream", version: "1.0.0" });
@@ -66,6 +68,17 @@ const httpServer = http.createServer(async (req, res) => {
     session: h["mcp-session-id"] ?? null, version: h["mcp-protocol-version"] ?? null,
     mcp_method: h["mcp-method"] ?? null, mcp_name: h["mcp-name"] ?? null, body,
   }) + "\n");
+  if (stateless) {
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" }).end();
+      return;
+    }
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on("close", () => transport.close());
+    await newServer().connect(transport);
+    await transport.handleRequest(req, res, body);
+    return;
+  }
   const sid = h["mcp-session-id"];
   let transport = sid ? transports[sid] : undefined;
   if (!transport) {

@@ -29,8 +29,10 @@ type governed struct {
 	calls    map[string]*call
 	upstream string // serverInfo.name from initialize
 	tools    map[string]*sdk.ToolAnnotations
-	seen     map[string]bool // tools whose spec source was logged
-	gone     bool            // the upstream ended: nothing more is forwarded
+	// headers are the tools' x-mcp-header declarations (paramHeaders).
+	headers map[string]map[string][]string
+	seen    map[string]bool // tools whose spec source was logged
+	gone    bool            // the upstream ended: nothing more is forwarded
 }
 
 func newGoverned(p *Proxy, gov Governor, log *slog.Logger) *governed {
@@ -283,17 +285,36 @@ func (g *governed) complete(ctx context.Context, tool string, p controller.Permi
 
 // learnTools keeps the tools' annotations from a tools/list result.
 func (g *governed) learnTools(result json.RawMessage) {
-	var r sdk.ListToolsResult
+	var r struct {
+		Tools []struct {
+			Name        string               `json:"name"`
+			Annotations *sdk.ToolAnnotations `json:"annotations"`
+			InputSchema json.RawMessage      `json:"inputSchema"`
+		} `json:"tools"`
+	}
 	if result == nil || json.Unmarshal(result, &r) != nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, t := range r.Tools {
-		if t != nil {
-			g.tools[t.Name] = t.Annotations
+		g.tools[t.Name] = t.Annotations
+		if h := paramHeaders(t.InputSchema); h != nil {
+			if g.headers == nil {
+				g.headers = map[string]map[string][]string{}
+			}
+			g.headers[t.Name] = h
+		} else {
+			delete(g.headers, t.Name)
 		}
 	}
+}
+
+// declaredHeaders returns the x-mcp-header declarations of a tool.
+func (g *governed) declaredHeaders(tool string) map[string][]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.headers[tool]
 }
 
 // learnServer keeps the upstream's name from an initialize result (the

@@ -215,6 +215,13 @@ func (h *HTTPProxy) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer s.active.Done()
+		if tool, _ := nameOf(msg); tool != "" {
+			if err := checkParamHeaders(r.Header, msg, s.declaredHeaders(tool)); err != nil {
+				h.Proxy.Log.Warn("mcp: refused a request whose headers disagree with its body", "err", err)
+				writeRPCError(w, http.StatusBadRequest, msg.ID, CodeHeaderMismatch, err.Error())
+				return
+			}
+		}
 		h.governCall(w, r, s, body, msg)
 		return
 	case msg.Kind == KindNotification && msg.Method == "notifications/cancelled":

@@ -2,6 +2,8 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,6 +64,14 @@ func (u *goSDKUpstream) handler() http.Handler {
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil
 			})
 	}
+	// A tool that asks clients to mirror an argument into a header
+	// (x-mcp-header, MCP 2026-07-28).
+	server.AddTool(&sdk.Tool{Name: "regional", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			v, _ := u.calls.LoadOrStore("regional", new(atomic.Int32))
+			v.(*atomic.Int32).Add(1)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+		})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
@@ -117,7 +127,7 @@ func TestHTTPProxy_GoSDK(t *testing.T) {
 	require.NoError(t, err)
 	tools, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 3)
+	require.Len(t, tools.Tools, 4)
 
 	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
 	require.NoError(t, err)
@@ -244,4 +254,57 @@ func TestHTTPProxy_UpstreamEndsSession(t *testing.T) {
 	require.Len(t, out, 1)
 	require.True(t, out[0].Failed)
 	require.Equal(t, "http_404", out[0].ErrorClass)
+}
+
+// TestHTTPProxy_ParamHeaders: a tool declares x-mcp-header; once the
+// session listed it, a tools/call whose Mcp-Param-Region disagrees with
+// its region argument is refused (400, -32020) and never reaches the
+// upstream; one that agrees is governed and forwarded.
+func TestHTTPProxy_ParamHeaders(t *testing.T) {
+	up := &goSDKUpstream{}
+	upstream := httptest.NewServer(up.handler())
+	defer upstream.Close()
+	h, err := mcp.NewHTTPProxy(&mcp.HTTPProxy{
+		Proxy: mcp.Proxy{Name: "go"}, Upstream: upstream.URL, ClientToken: testClientToken,
+		OpenTask: func(context.Context) (mcp.Governor, error) { return &fakeGovernor{}, nil },
+	})
+	require.NoError(t, err)
+	proxy := httptest.NewServer(h)
+	defer proxy.Close()
+	ctx := context.Background()
+	client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-client", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: proxy.URL, HTTPClient: &http.Client{Transport: bearer{testClientToken}}}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	post := func(region string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":"raw-1","method":"tools/call","params":{"name":"regional","arguments":{"region":"us-west1"}}}`
+		req, err := http.NewRequest(http.MethodPost, proxy.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+testClientToken)
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "regional")
+		if region != "" {
+			req.Header.Set("Mcp-Param-Region", region)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := post("eu-west1")
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, "-32020")
+	status, body = post("")
+	require.Equal(t, http.StatusBadRequest, status, "Mcp-Method sent, the declared header missing: %s", body)
+	require.Zero(t, up.count("regional"))
+	status, body = post("us-west1")
+	require.Equal(t, http.StatusOK, status, body)
+	require.EqualValues(t, 1, up.count("regional"))
 }

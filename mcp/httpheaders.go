@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -95,7 +96,7 @@ func checkRequestHeaders(h http.Header, msg Message) error {
 	case !named && hasName:
 		return mismatch("%s header on %s, which names nothing", headerName, msg.Method)
 	case named:
-		decoded, err := decodeHeaderValue(name)
+		decoded, err := decodeHeaderValue(headerName, name)
 		if err != nil {
 			return err
 		}
@@ -148,13 +149,135 @@ func nameOf(msg Message) (string, bool) {
 
 // decodeHeaderValue undoes the spec's Base64 sentinel ("=?base64?…?="),
 // which carries values that are not plain header-safe ASCII.
-func decodeHeaderValue(v string) (string, error) {
+func decodeHeaderValue(key, v string) (string, error) {
 	if !strings.HasPrefix(v, "=?base64?") || !strings.HasSuffix(v, "?=") || len(v) < len("=?base64??=") {
 		return v, nil
 	}
 	b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-len("?=")])
 	if err != nil || !utf8.Valid(b) {
-		return "", mismatch("%s header value '%s' is not valid Base64 of UTF-8", headerName, v)
+		return "", mismatch("%s header value '%s' is not valid Base64 of UTF-8", key, v)
 	}
 	return string(b), nil
+}
+
+// paramHeaderPrefix starts the headers a tool's inputSchema asks clients
+// to mirror arguments into (x-mcp-header: "Region" → Mcp-Param-Region).
+const paramHeaderPrefix = "Mcp-Param-"
+
+// paramHeaders reads a tool's x-mcp-header declarations from its
+// inputSchema: header name (lower case, after Mcp-Param-) → the argument's
+// property path. Only chains of "properties" count (the spec's "statically
+// reachable"); a declaration elsewhere is not one.
+func paramHeaders(schema json.RawMessage) map[string][]string {
+	var out map[string][]string
+	var walk func(raw json.RawMessage, path []string)
+	walk = func(raw json.RawMessage, path []string) {
+		var node struct {
+			Header     *string                    `json:"x-mcp-header"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if json.Unmarshal(raw, &node) != nil {
+			return
+		}
+		if node.Header != nil && len(path) > 0 && *node.Header != "" {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[strings.ToLower(*node.Header)] = append([]string(nil), path...)
+		}
+		for name, p := range node.Properties {
+			walk(p, append(path, name))
+		}
+	}
+	walk(schema, nil)
+	return out
+}
+
+// checkParamHeaders validates a tools/call's Mcp-Param-* headers against
+// its arguments, for the headers its tool declares: a declared header
+// must carry the argument's value (strings as they are, integers compared
+// as numbers, booleans as true/false; Base64 sentinel undone), must be
+// absent when the argument is, and, from a client that sends the metadata
+// headers (Mcp-Method), must be present when the argument is. Headers no
+// tool declares are relayed and otherwise ignored.
+func checkParamHeaders(h http.Header, msg Message, declared map[string][]string) error {
+	if len(declared) == 0 {
+		return nil
+	}
+	var params struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(msg.Params, &params)
+	sent := map[string]bool{}
+	for key := range h {
+		ck := http.CanonicalHeaderKey(key)
+		if !strings.HasPrefix(ck, paramHeaderPrefix) {
+			continue
+		}
+		name := strings.ToLower(ck[len(paramHeaderPrefix):])
+		path, ok := declared[name]
+		if !ok {
+			continue
+		}
+		sent[name] = true
+		v, _, err := single(h, ck)
+		if err != nil {
+			return err
+		}
+		if v, err = decodeHeaderValue(ck, v); err != nil {
+			return err
+		}
+		body, present := argumentAt(params.Arguments, path)
+		if !present {
+			return mismatch("%s header sent, but the arguments have no %s", ck, strings.Join(path, "."))
+		}
+		if !sameValue(v, body) {
+			return mismatch("%s header value '%s' does not match body value %s", ck, v, body)
+		}
+	}
+	if len(h.Values(headerMethod)) == 0 {
+		return nil
+	}
+	for name, path := range declared {
+		if _, present := argumentAt(params.Arguments, path); present && !sent[name] {
+			return mismatch("%s%s header is required: the arguments carry %s", paramHeaderPrefix, name, strings.Join(path, "."))
+		}
+	}
+	return nil
+}
+
+// argumentAt is the value at a property path of the arguments; null counts
+// as absent.
+func argumentAt(args json.RawMessage, path []string) (json.RawMessage, bool) {
+	cur := args
+	for _, p := range path {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(cur, &obj) != nil {
+			return nil, false
+		}
+		next, ok := obj[p]
+		if !ok {
+			return nil, false
+		}
+		cur = next
+	}
+	if len(cur) == 0 || string(cur) == "null" {
+		return nil, false
+	}
+	return cur, true
+}
+
+// sameValue compares a header's text with a primitive argument.
+func sameValue(header string, body json.RawMessage) bool {
+	switch body[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(body, &s) == nil && s == header
+	case 't', 'f':
+		return header == string(body)
+	default:
+		a, ok1 := new(big.Float).SetString(header)
+		b, ok2 := new(big.Float).SetString(string(body))
+		return ok1 && ok2 && a.Cmp(b) == 0
+	}
 }

@@ -421,6 +421,11 @@ func TestE2E_HTTPRefusals(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%v", m)
 	require.Len(t, x.upstreamRequests(), before+1)
 
+	resp, err := http.Post(strings.TrimSuffix(x.proxyURL, "/mcp")+"/other", "application/json", strings.NewReader(init))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "one endpoint")
+
 	// The real client without the token is refused.
 	e := x.connect("")
 	ev := e.event("connect_error")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -111,9 +112,20 @@ func runMCPHTTP(cmd *cobra.Command, f mcpFlags, dataDir string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// The endpoint is /mcp, and the upstream's own endpoint path too, so a
+	// client's URL can change only its host and port.
+	paths := map[string]bool{"/mcp": true}
+	if u, err := url.Parse(f.upstream); err == nil && u.Path != "" {
+		paths[u.Path] = true
+	}
+	endpoint := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !paths[r.URL.Path] {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: endpoint, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	tokenNote := ""

@@ -16,6 +16,9 @@ type rewriter struct {
 	// mutatesState: some function changes a table or drops a data segment
 	// (state a memory-and-globals snapshot does not restore).
 	mutatesState bool
+	// indexesData: some function names a data segment by index
+	// (memory.init, data.drop), so segments must keep their numbering.
+	indexesData bool
 }
 
 // Opcodes the pass emits or rewrites.
@@ -296,6 +299,7 @@ func (rw *rewriter) function(code []byte, ft funcType) ([]byte, error) {
 			case 9, 12, 13, 14, 17: // data.drop, table.init, elem.drop, table.copy, table.fill
 				rw.mutatesState = true
 			}
+			rw.indexesData = rw.indexesData || sub == 8 || sub == 9 // memory.init, data.drop
 			if sub != fcTableGrow {
 				r.prefixFC(sub)
 				break

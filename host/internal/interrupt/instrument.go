@@ -16,7 +16,11 @@
 //     which the host's memory allocator counts against the same cap;
 //   - the start function no longer runs inside instantiation (where no
 //     deadline can reach it): it is exported as StartExport for the host to
-//     call under the deadline.
+//     call under the deadline;
+//   - neighbouring data segments are merged (coalesceData), when no
+//     instruction names one by index: the same memory at instantiation,
+//     from a few dozen segments instead of the Go toolchain's tens of
+//     thousands, which wazero decodes, keeps and applies one by one.
 //
 // Why count function entries, not only loop headers? A function that calls
 // itself twice per frame (depth 60, 2^60 calls) never reaches a loop header
@@ -104,17 +108,19 @@ type Result struct {
 func GlobalExport(idx uint32) string { return fmt.Sprintf("%sg%d", ReservedPrefix, idx) }
 
 const (
-	secCustom   = 0
-	secType     = 1
-	secImport   = 2
-	secFunction = 3
-	secTable    = 4
-	secMemory   = 5
-	secGlobal   = 6
-	secExport   = 7
-	secStart    = 8
-	secCode     = 10
-	secTag      = 13
+	secCustom    = 0
+	secType      = 1
+	secImport    = 2
+	secFunction  = 3
+	secTable     = 4
+	secMemory    = 5
+	secGlobal    = 6
+	secExport    = 7
+	secStart     = 8
+	secCode      = 10
+	secData      = 11
+	secDataCount = 12
+	secTag       = 13
 )
 
 // sectionRank orders sections as the binary format requires.
@@ -218,8 +224,18 @@ func Instrument(wasm []byte, opts Options) (*Result, error) {
 			}
 		}
 	}
+	dataCount := false
+	for _, s := range sections {
+		dataCount = dataCount || s.id == secDataCount
+	}
 	for _, s := range sections {
 		switch s.id {
+		case secData:
+			if dataCount || rw.indexesData {
+				emit(secData, s.body)
+			} else {
+				emit(secData, coalesceData(s.body))
+			}
 		case secType:
 			emit(secType, m.typeSection(s.body))
 		case secFunction:

@@ -60,7 +60,29 @@ func (r *reader) leb(max int) uint64 {
 }
 
 func (r *reader) u32() uint32 { return uint32(r.leb(5)) }
-func (r *reader) s64()        { r.leb(10) }
+
+// s32 reads a signed LEB128 i32 (an i32.const immediate).
+func (r *reader) s32() int32 {
+	var v int64
+	var shift uint
+	for n := 0; n < 5; n++ {
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return int32(v)
+		}
+	}
+	r.fail("LEB128")
+	return 0
+}
+func (r *reader) s64() { r.leb(10) }
 
 // valTypes reads a vector of value types and returns its bytes.
 func (r *reader) valTypes() []byte {

@@ -25,18 +25,36 @@ type governed struct {
 	gov Governor
 	log *slog.Logger
 
+	book *toolBook
+
+	mu    sync.Mutex
+	calls map[string]*call
+	gone  bool // the upstream ended: nothing more is forwarded
+}
+
+// toolBook is what the proxy learned about the upstream: its name and its
+// tools. The HTTP intermediary shares one across its sessions (one
+// upstream), so a session that comes back after being closed, or that
+// calls before it lists, still maps the tools another session listed.
+type toolBook struct {
 	mu       sync.Mutex
-	calls    map[string]*call
 	upstream string // serverInfo.name from initialize
 	tools    map[string]*sdk.ToolAnnotations
 	// headers are the tools' x-mcp-header declarations (paramHeaders).
 	headers map[string]map[string][]string
 	seen    map[string]bool // tools whose spec source was logged
-	gone    bool            // the upstream ended: nothing more is forwarded
 }
 
-func newGoverned(p *Proxy, gov Governor, log *slog.Logger) *governed {
-	return &governed{p: p, gov: gov, log: log, calls: map[string]*call{}, tools: map[string]*sdk.ToolAnnotations{}, seen: map[string]bool{}}
+func newToolBook() *toolBook {
+	return &toolBook{tools: map[string]*sdk.ToolAnnotations{}, headers: map[string]map[string][]string{}, seen: map[string]bool{}}
+}
+
+// newGoverned starts a session's state; book nil gives it its own.
+func newGoverned(p *Proxy, gov Governor, log *slog.Logger, book *toolBook) *governed {
+	if book == nil {
+		book = newToolBook()
+	}
+	return &governed{p: p, gov: gov, log: log, book: book, calls: map[string]*call{}}
 }
 
 // call is one tools/call in flight.
@@ -109,13 +127,14 @@ func (g *governed) decide(ctx context.Context, c *call, line []byte, msg Message
 	if err != nil {
 		return answer(errorResponse(c.id, jsonrpc.CodeInvalidParams, "govhost: tools/call arguments must be a JSON object"))
 	}
-	g.mu.Lock()
-	spec, source := g.p.Mapper.Spec(g.upstream, params.Name, g.tools[params.Name])
-	if !g.seen[params.Name] {
-		g.seen[params.Name] = true
+	b := g.book
+	b.mu.Lock()
+	spec, source := g.p.Mapper.Spec(b.upstream, params.Name, b.tools[params.Name])
+	if !b.seen[params.Name] {
+		b.seen[params.Name] = true
 		g.log.Info("mcp: tool mapping", "tool", params.Name, "source", string(source), "operation", spec.Operation, "paths", spec.Paths)
 	}
-	g.mu.Unlock()
+	b.mu.Unlock()
 	toolID := ToolID(g.p.Name, params.Name)
 	if spec.AbsolutePaths {
 		if rel, ok := spec.relativePath(parsed.Value); ok {
@@ -295,26 +314,24 @@ func (g *governed) learnTools(result json.RawMessage) {
 	if result == nil || json.Unmarshal(result, &r) != nil {
 		return
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	b := g.book
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for _, t := range r.Tools {
-		g.tools[t.Name] = t.Annotations
+		b.tools[t.Name] = t.Annotations
 		if h := paramHeaders(t.InputSchema); h != nil {
-			if g.headers == nil {
-				g.headers = map[string]map[string][]string{}
-			}
-			g.headers[t.Name] = h
+			b.headers[t.Name] = h
 		} else {
-			delete(g.headers, t.Name)
+			delete(b.headers, t.Name)
 		}
 	}
 }
 
 // declaredHeaders returns the x-mcp-header declarations of a tool.
 func (g *governed) declaredHeaders(tool string) map[string][]string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.headers[tool]
+	g.book.mu.Lock()
+	defer g.book.mu.Unlock()
+	return g.book.headers[tool]
 }
 
 // learnServer keeps the upstream's name from an initialize result (the
@@ -324,9 +341,9 @@ func (g *governed) learnServer(result json.RawMessage) {
 	if result == nil || json.Unmarshal(result, &r) != nil || r.ServerInfo == nil {
 		return
 	}
-	g.mu.Lock()
-	g.upstream = r.ServerInfo.Name
-	g.mu.Unlock()
+	g.book.mu.Lock()
+	g.book.upstream = r.ServerInfo.Name
+	g.book.mu.Unlock()
 	g.log.Info("mcp: upstream", "name", r.ServerInfo.Name, "version", r.ServerInfo.Version)
 }
 

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -59,7 +60,14 @@ type HTTPProxy struct {
 	// Client reaches the upstream (http.DefaultClient when nil; it must not
 	// time out whole requests: SSE streams are long).
 	Client *http.Client
+	// IdleTimeout closes and certifies a session that has had no request
+	// in flight (no open stream either) for this long: many clients never
+	// DELETE their session. A request that comes back later with the same
+	// session id opens a new task. Zero keeps sessions until DELETE, the
+	// upstream's 404 or Shutdown. ReapIdle applies it.
+	IdleTimeout time.Duration
 
+	book     *toolBook // shared by the sessions: one upstream
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	shutdown bool
@@ -74,6 +82,10 @@ type httpSession struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	active sync.WaitGroup // governed calls of this session being relayed
+	// busy counts the session's requests in flight (streams included) and
+	// idleSince is when it last dropped to zero; both under HTTPProxy.mu.
+	busy      int
+	idleSince time.Time
 }
 
 // bind derives a request's context that also ends with the session.
@@ -108,6 +120,7 @@ func NewHTTPProxy(h *HTTPProxy) (*HTTPProxy, error) {
 		h.Client = http.DefaultClient
 	}
 	h.sessions = map[string]*httpSession{}
+	h.book = newToolBook()
 	return h, nil
 }
 
@@ -122,6 +135,9 @@ func (h *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="govhost-mcp"`)
 		writeRPCError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, "govhost: missing or wrong bearer token")
 		return
+	}
+	if s := h.enter(r.Header.Get(headerSessionID)); s != nil {
+		defer h.leave(s)
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -292,14 +308,66 @@ func (h *HTTPProxy) session(ctx context.Context, id string, active bool) (*httpS
 	if err != nil {
 		return nil, fmt.Errorf("could not open the session's task: %w", err)
 	}
-	s := &httpSession{governed: newGoverned(&h.Proxy, gov, h.Proxy.Log.With("mcp_session", id)), id: id}
+	s := &httpSession{governed: newGoverned(&h.Proxy, gov, h.Proxy.Log.With("mcp_session", id), h.book), id: id}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.idleSince = time.Now()
 	h.sessions[id] = s
 	if active {
 		s.active.Add(1)
 	}
 	h.Proxy.Log.Info("mcp: session opened", "mcp_session", id)
 	return s, nil
+}
+
+// enter counts a request of a known session as in flight.
+func (h *HTTPProxy) enter(id string) *httpSession {
+	if id == "" {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessions[id]
+	if s != nil {
+		s.busy++
+	}
+	return s
+}
+
+func (h *HTTPProxy) leave(s *httpSession) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.busy--; s.busy == 0 {
+		s.idleSince = time.Now()
+	}
+}
+
+// ReapIdle closes the sessions idle for IdleTimeout, checking a few times
+// per timeout, until ctx ends. It does nothing when IdleTimeout is zero.
+func (h *HTTPProxy) ReapIdle(ctx context.Context) {
+	if h.IdleTimeout <= 0 {
+		return
+	}
+	t := time.NewTicker(max(h.IdleTimeout/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			h.mu.Lock()
+			var idle []string
+			for id, s := range h.sessions {
+				if s.busy == 0 && now.Sub(s.idleSince) >= h.IdleTimeout {
+					idle = append(idle, id)
+				}
+			}
+			h.mu.Unlock()
+			for _, id := range idle {
+				h.Proxy.Log.Info("mcp: session idle; closing it", "mcp_session", id, "idle_timeout", h.IdleTimeout)
+				h.closeSession(context.WithoutCancel(ctx), id)
+			}
+		}
+	}
 }
 
 // delete ends a session: DELETE is relayed; once the upstream accepted it

@@ -310,7 +310,8 @@ func TestE2E_HTTP(t *testing.T) {
 			e2 := x.connect(x.token)
 			session2 := sessionOf(t, e2)
 			require.NotEqual(t, session, session2)
-			e2.answer(e2.send(map[string]any{"op": "list"})) // its tools' annotations map them
+			// No tools/list of its own: the tools the first session listed
+			// map its call (one upstream, one tool book).
 			r = e2.call("read_note", map[string]any{"path": filepath.Join(x.root, "notes.txt")})
 			require.False(t, r.IsError, "%+v", r)
 

@@ -308,3 +308,53 @@ func TestHTTPProxy_ParamHeaders(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, body)
 	require.EqualValues(t, 1, up.count("regional"))
 }
+
+// TestHTTPProxy_IdleSession: a session with nothing in flight for
+// IdleTimeout is closed and certified; the same session id coming back
+// later is governed in a new task.
+func TestHTTPProxy_IdleSession(t *testing.T) {
+	up := &goSDKUpstream{}
+	upstream := httptest.NewServer(up.handler())
+	defer upstream.Close()
+	var mu sync.Mutex
+	var govs []*fakeGovernor
+	certified := make(chan string, 4)
+	h, err := mcp.NewHTTPProxy(&mcp.HTTPProxy{
+		Proxy: mcp.Proxy{Name: "go"}, Upstream: upstream.URL, ClientToken: testClientToken, IdleTimeout: 200 * time.Millisecond,
+		OpenTask: func(context.Context) (mcp.Governor, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			g := &fakeGovernor{}
+			govs = append(govs, g)
+			return g, nil
+		},
+		Certified: func(session, where string, err error) { certified <- session },
+	})
+	require.NoError(t, err)
+	proxy := httptest.NewServer(h)
+	defer proxy.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.ReapIdle(ctx)
+	client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-client", Version: "1"}, nil)
+	// No standing GET stream: an open stream keeps a session busy.
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: proxy.URL, HTTPClient: &http.Client{Transport: bearer{testClientToken}}, DisableStandaloneSSE: true}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "1"}})
+	require.NoError(t, err)
+	select {
+	case id := <-certified:
+		require.Equal(t, cs.ID(), id)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle session was not closed")
+	}
+	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "2"}})
+	require.NoError(t, err)
+	require.False(t, r.IsError)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, govs, 2, "the session came back: a new task")
+	require.Len(t, govs[0].outcomes(), 1)
+	require.Len(t, govs[1].outcomes(), 1)
+}

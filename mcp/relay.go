@@ -92,7 +92,7 @@ func (p *Proxy) Relay(ctx context.Context, clientIn io.Reader, clientOut io.Writ
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &session{
-		governed: newGoverned(p, p.Governor, log),
+		governed: newGoverned(p, p.Governor, log, nil),
 		toClient: &lineWriter{w: clientOut}, toServer: &lineWriter{w: up.In},
 		lists: map[string]bool{}, inits: map[string]bool{}, initialized: make(chan struct{}),
 	}

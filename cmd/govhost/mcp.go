@@ -34,6 +34,7 @@ type mcpFlags struct {
 	listen, upstream, upstreamTokenFile, clientTokenFile string
 	allowOrigins                                         []string
 	allowRemote                                          bool
+	sessionIdle                                          time.Duration
 }
 
 func newMCPCmd() *cobra.Command {
@@ -105,6 +106,7 @@ upstream's own credential comes from --upstream-token-file.`,
 	fl.StringVar(&f.clientTokenFile, "client-token-file", "", "the bearer token clients must send, with --listen (default DATA/mcp-client-token, created mode 0600)")
 	fl.StringSliceVar(&f.allowOrigins, "allow-origin", nil, "an Origin accepted beyond loopback ones (scheme://host:port), with --listen; repeatable")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "let --listen bind beyond loopback")
+	fl.DurationVar(&f.sessionIdle, "session-idle", 15*time.Minute, "with --listen, close and certify a session idle (no request or stream open) this long; 0 = never")
 	return c
 }
 

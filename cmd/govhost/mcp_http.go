@@ -70,7 +70,7 @@ func runMCPHTTP(cmd *cobra.Command, f mcpFlags, dataDir string) error {
 	}
 	h := &mcp.HTTPProxy{
 		Proxy:    mcp.Proxy{Name: f.name, Mapper: mcp.Mapper{Server: f.name, File: mapping}, Cwd: cwd, HideDenied: f.hideDenied, Log: log},
-		Upstream: f.upstream, UpstreamToken: upstreamToken, ClientToken: token, AllowedOrigins: f.allowOrigins,
+		Upstream: f.upstream, UpstreamToken: upstreamToken, ClientToken: token, AllowedOrigins: f.allowOrigins, IdleTimeout: f.sessionIdle,
 		Certified: func(session, where string, err error) {
 			if session == "" {
 				session = "(none)" // the requests of a stateless upstream
@@ -128,6 +128,9 @@ func runMCPHTTP(cmd *cobra.Command, f mcpFlags, dataDir string) error {
 	srv := &http.Server{Handler: endpoint, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	reapCtx, stopReaping := context.WithCancel(ctx)
+	defer stopReaping()
+	go h.ReapIdle(reapCtx)
 	tokenNote := ""
 	if created {
 		tokenNote = " (created now, mode 0600)"

@@ -303,7 +303,7 @@ func TestE2E_HTTP(t *testing.T) {
 			require.Contains(t, r.Content[0].Text, "policy.no_gate_binding")
 
 			// A forwarded call the client cancels: recorded failed.
-			a := e.answer(e.send(map[string]any{"op": "call", "name": "slow_read", "arguments": map[string]any{"path": filepath.Join(x.root, "notes.txt"), "ms": 20000}, "abort_ms": 1000}))
+			a := e.answer(e.send(map[string]any{"op": "call", "name": "slow_read", "arguments": map[string]any{"path": filepath.Join(x.root, "notes.txt"), "ms": 20000}, "abort_ms": 3000}))
 			require.Contains(t, a, "error", "%v", a)
 
 			// A second session, left open: the proxy's shutdown certifies it.

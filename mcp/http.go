@@ -53,6 +53,11 @@ type HTTPProxy struct {
 	// AllowedOrigins are origins accepted beyond the loopback ones
 	// (scheme://host[:port], exactly as browsers send them).
 	AllowedOrigins []string
+	// LoopbackHost refuses a request whose Host is not a loopback name
+	// (localhost, 127.0.0.0/8, [::1]): for a proxy listening on loopback,
+	// a page that rebound its own name to 127.0.0.1 still says its name
+	// in Host, also on the requests that carry no Origin.
+	LoopbackHost bool
 	// OpenTask opens the task of a new session.
 	OpenTask func(ctx context.Context) (Governor, error)
 	// Certified hears where each closed session's certificate is.
@@ -126,6 +131,11 @@ func NewHTTPProxy(h *HTTPProxy) (*HTTPProxy, error) {
 
 // ServeHTTP serves the MCP endpoint.
 func (h *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.LoopbackHost && !loopbackName(hostOnly(r.Host)) {
+		h.Proxy.Log.Warn("mcp: refused a request for a foreign host name", "host", r.Host)
+		writeRPCError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "govhost: host not allowed")
+		return
+	}
 	if !h.originAllowed(r.Header.Get("Origin")) {
 		h.Proxy.Log.Warn("mcp: refused a request from a foreign origin", "origin", r.Header.Get("Origin"))
 		writeRPCError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "govhost: origin not allowed")
@@ -167,12 +177,24 @@ func (h *HTTPProxy) originAllowed(origin string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" {
 		return false
 	}
-	host := u.Hostname()
-	if host == "localhost" {
+	return loopbackName(u.Hostname())
+}
+
+// loopbackName: localhost or a loopback address.
+func loopbackName(host string) bool {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly strips the port (and an IPv6 literal's brackets) from a Host.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
 }
 
 // authenticated compares the bearer token in constant time over digests.

@@ -175,7 +175,7 @@ func TestHTTPProxy_Refusals(t *testing.T) {
 	upstream := httptest.NewServer(up.handler())
 	defer upstream.Close()
 	h, err := mcp.NewHTTPProxy(&mcp.HTTPProxy{
-		Proxy: mcp.Proxy{Name: "go"}, Upstream: upstream.URL, ClientToken: testClientToken, AllowedOrigins: []string{"https://app.example"},
+		Proxy: mcp.Proxy{Name: "go"}, Upstream: upstream.URL, ClientToken: testClientToken, AllowedOrigins: []string{"https://app.example"}, LoopbackHost: true,
 		OpenTask: func(context.Context) (mcp.Governor, error) { return &fakeGovernor{}, nil },
 	})
 	require.NoError(t, err)
@@ -187,6 +187,10 @@ func TestHTTPProxy_Refusals(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+testClientToken)
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		for k, v := range header {
+			if k == "Host" {
+				req.Host = v
+				continue
+			}
 			req.Header.Set(k, v)
 		}
 		resp, err := http.DefaultClient.Do(req)
@@ -195,6 +199,7 @@ func TestHTTPProxy_Refusals(t *testing.T) {
 		return resp.StatusCode
 	}
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	require.Equal(t, http.StatusForbidden, post(list, map[string]string{"Host": "rebound.evil.example:8765"}), "DNS rebinding, no Origin")
 	require.Equal(t, http.StatusForbidden, post(list, map[string]string{"Origin": "https://evil.example"}))
 	require.Equal(t, http.StatusForbidden, post(list, map[string]string{"Origin": "null"}))
 	require.Equal(t, http.StatusUnauthorized, post(list, map[string]string{"Authorization": "Basic eDp5"}))

@@ -41,7 +41,11 @@ func runMCPHTTP(cmd *cobra.Command, f mcpFlags, dataDir string) error {
 	if err != nil {
 		return usageErrorf("--listen: %v", err)
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && !f.allowRemote {
+	loopback := host == "localhost"
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		loopback = true
+	}
+	if !loopback && !f.allowRemote {
 		return usageErrorf("--listen %s is not a loopback address: the proxy governs whoever reaches it; pass --allow-remote if you mean it", f.listen)
 	}
 	tokenFile := f.clientTokenFile
@@ -71,6 +75,7 @@ func runMCPHTTP(cmd *cobra.Command, f mcpFlags, dataDir string) error {
 	h := &mcp.HTTPProxy{
 		Proxy:    mcp.Proxy{Name: f.name, Mapper: mcp.Mapper{Server: f.name, File: mapping}, Cwd: cwd, HideDenied: f.hideDenied, Log: log},
 		Upstream: f.upstream, UpstreamToken: upstreamToken, ClientToken: token, AllowedOrigins: f.allowOrigins, IdleTimeout: f.sessionIdle,
+		LoopbackHost: loopback,
 		Certified: func(session, where string, err error) {
 			if session == "" {
 				session = "(none)" // the requests of a stateless upstream

@@ -3,6 +3,7 @@ package abi
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -213,5 +214,63 @@ func TestDecode_NestingLimit(t *testing.T) {
 		var in GateInput
 		require.Equal(t, wantErr, DecodeGateInput([]byte(doc), &in) != nil, "input, %d levels", levels)
 		require.Equal(t, levels > 10000, wantErr)
+	}
+}
+
+// The string scans step eight bytes at a time: a quote, escape, control
+// byte or non-ASCII byte at any offset from a step must be seen, in keys,
+// decoded strings and skipped ones, exactly as encoding/json sees it.
+func TestDecodeGateInput_StringsAtEveryOffset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	specials := []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, "\x00", "\x1f", "\x7f", "é", "\xff", "\xc3", `"`, `\`, `\x`}
+	for range 20000 {
+		var b strings.Builder
+		for n := rng.IntN(30); n > 0; n-- {
+			if rng.IntN(10) == 0 {
+				b.WriteString(specials[rng.IntN(len(specials))])
+			} else {
+				b.WriteByte(byte(0x20 + rng.IntN(0x5f)))
+			}
+		}
+		text := b.String()
+		for _, doc := range []string{
+			`{"tool":"` + text + `"}`,
+			`{"gate_id":"g","arguments":{"k":"` + text + `"},"cwd":"` + text + `"}`,
+			`{"` + text + `":1,"tool":"x"}`,
+		} {
+			var want, got GateInput
+			wantErr := json.Unmarshal([]byte(doc), &want)
+			gotErr := DecodeGateInput([]byte(doc), &got)
+			if (wantErr == nil) != (gotErr == nil) {
+				t.Fatalf("%q: encoding/json error %v, DecodeGateInput error %v", doc, wantErr, gotErr)
+			}
+			if wantErr == nil && (got.Tool != want.Tool || got.Cwd != want.Cwd || !bytes.Equal(got.Arguments, want.Arguments)) {
+				t.Fatalf("%q: got %+v, want %+v", doc, got, want)
+			}
+		}
+	}
+}
+
+// AppendString escapes as encoding/json does (without its HTML escapes),
+// whatever the offset of the byte that needs escaping.
+func TestAppendString_MatchesEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	specials := []string{"\"", "\\", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "é", "\xff", "\xc3", "\u2028", "\u2029", "😀", "<&>"}
+	for range 20000 {
+		var b strings.Builder
+		for n := rng.IntN(30); n > 0; n-- {
+			if rng.IntN(8) == 0 {
+				b.WriteString(specials[rng.IntN(len(specials))])
+			} else {
+				b.WriteByte(byte(0x20 + rng.IntN(0x5f)))
+			}
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(b.String()))
+		if got := AppendString(nil, b.String()); string(got) != strings.TrimSuffix(want.String(), "\n") {
+			t.Fatalf("AppendString(%q) = %s, want %s", b.String(), got, want.String())
+		}
 	}
 }

@@ -38,60 +38,94 @@ func DecodeGateInput(data []byte, in *GateInput) error {
 	if d.literal("null") {
 		return d.end()
 	}
-	err := d.object(func(key string) error {
+	// NB: the members are read in this loop, not through d.object and a
+	// closure: in a Go-built guest each call costs hundreds of instructions.
+	if d.peek() != '{' {
+		return d.syntax()
+	}
+	d.i++
+	d.depth++
+	d.ws()
+	if d.peek() == '}' {
+		d.i++
+		d.depth--
+		return d.end()
+	}
+	for {
+		d.ws()
+		var key string
+		if err := d.rawStr(&key); err != nil {
+			return err
+		}
+		d.ws()
+		if d.peek() != ':' {
+			return d.syntax()
+		}
+		d.i++
+		d.ws()
+		var err error
 		switch key {
 		case "abi_version":
-			return d.int(&in.ABIVersion)
+			err = d.int(&in.ABIVersion)
 		case "gate_id":
-			return d.str(&in.GateID)
+			err = d.str(&in.GateID)
 		case "phase":
-			return d.str((*string)(&in.Phase))
+			err = d.str((*string)(&in.Phase))
 		case "tool":
-			return d.str(&in.Tool)
+			err = d.str(&in.Tool)
 		case "operation":
-			return d.str(&in.Operation)
+			err = d.str(&in.Operation)
 		case "action":
-			return d.str(&in.Action)
+			err = d.str(&in.Action)
 		case "cwd":
-			return d.str(&in.Cwd)
+			err = d.str(&in.Cwd)
 		case "workspace":
-			return d.str(&in.Workspace)
+			err = d.str(&in.Workspace)
 		case "arguments":
 			start := d.i
-			if err := d.skip(); err != nil {
-				return err
+			if err = d.skip(); err == nil {
+				in.Arguments = unsafe.Slice(unsafe.StringData(d.s[start:d.i]), d.i-start)
 			}
-			in.Arguments = unsafe.Slice(unsafe.StringData(d.s[start:d.i]), d.i-start)
-			return nil
 		case "argument_order":
 			if d.literal("null") {
 				in.ArgumentOrder = nil
-				return nil
+				break
 			}
 			in.ArgumentOrder = order[:0]
-			return d.array(func() error {
+			err = d.array(func() error {
 				in.ArgumentOrder = append(in.ArgumentOrder, "")
 				return d.str(&in.ArgumentOrder[len(in.ArgumentOrder)-1])
 			})
 		case "paths":
 			if d.literal("null") {
 				in.Paths = nil
-				return nil
+				break
 			}
 			in.Paths = paths[:0]
-			return d.array(func() error {
+			err = d.array(func() error {
 				in.Paths = append(in.Paths, PathFact{})
 				return d.pathFact(&in.Paths[len(in.Paths)-1])
 			})
 		case "context":
-			return d.context(&in.Context, actor)
+			err = d.context(&in.Context, actor)
+		default:
+			err = d.skip()
 		}
-		return d.skip()
-	})
-	if err != nil {
-		return err
+		if err != nil {
+			return err
+		}
+		d.ws()
+		switch d.peek() {
+		case ',':
+			d.i++
+			continue
+		case '}':
+			d.i++
+			d.depth--
+			return d.end()
+		}
+		return d.syntax()
 	}
-	return d.end()
 }
 
 // DecodeGateOutput parses a GateOutput JSON document into out, as
@@ -437,31 +471,41 @@ func (d *decoder) int(dst *int) error {
 }
 
 // rawStr decodes a JSON string (no null).
+//
+// NB: in a Go-built Wasm guest a call costs as much as a few hundred
+// instructions and every branch goes through the function's dispatch
+// table, so the scan is written inline, eight bytes a step (plainWord) and
+// then one table lookup a byte, rather than a per-byte switch.
 func (d *decoder) rawStr(dst *string) error {
 	if d.peek() != '"' {
 		return d.syntax()
 	}
-	start := d.i + 1
-	for i := start; i < len(d.s); {
-		c := d.s[i]
+	s, start := d.s, d.i+1
+	for i := start; ; {
+		for i <= len(s)-8 && plainWord(load64(s, i)) {
+			i += 8
+		}
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			return d.syntax()
+		}
+		c := s[i]
 		switch {
 		case c == '"':
-			*dst = d.s[start:i]
+			*dst = s[start:i]
 			d.i = i + 1
 			return nil
 		case c == '\\' || c < 0x20:
 			return d.slowStr(dst, start)
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(d.s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return d.slowStr(dst, start)
-			}
-			i += size
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return d.slowStr(dst, start)
+		}
+		i += size
 	}
-	return d.syntax()
 }
 
 // slowStr decodes a string with escapes or invalid UTF-8 as encoding/json
@@ -622,31 +666,67 @@ func (d *decoder) skip() error {
 }
 
 // skipStr consumes a string without decoding it (invalid UTF-8 is accepted,
-// as encoding/json accepts it).
+// as encoding/json accepts it). The scan is rawStr's.
 func (d *decoder) skipStr() error {
-	for i := d.i + 1; i < len(d.s); i++ {
-		switch c := d.s[i]; {
+	s := d.s
+	for i := d.i + 1; ; {
+		for i <= len(s)-8 && plainWord(load64(s, i)) {
+			i += 8
+		}
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			return d.syntax()
+		}
+		switch c := s[i]; {
 		case c == '"':
 			d.i = i + 1
 			return nil
 		case c < 0x20:
 			return d.syntax()
 		case c == '\\':
-			if i+1 >= len(d.s) {
+			if i+1 >= len(s) {
 				return d.syntax()
 			}
-			switch d.s[i+1] {
+			switch s[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
+				i += 2
 			case 'u':
-				if _, ok := hex4(d.s, i+2); !ok {
+				if _, ok := hex4(s, i+2); !ok {
 					return d.syntax()
 				}
-				i += 5
+				i += 6
 			default:
 				return d.syntax()
 			}
+		default: // not ASCII: taken as it is
+			i++
 		}
 	}
-	return d.syntax()
+}
+
+// plainByte marks the bytes a string scan passes over: printable ASCII
+// other than '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// plainWord reports whether all eight bytes of x are plainByte bytes. A
+// byte b of v is zero exactly when, for the lowest such byte,
+// (v-lowBits)&^v has b's high bit set, which is all an existence test
+// needs; (x-0x20 in each byte) sets a high bit for the lowest byte below
+// 0x20 likewise, and x itself for any byte from 0x80.
+func plainWord(x uint64) bool {
+	quote := x ^ (lowBits * '"')
+	backslash := x ^ (lowBits * '\\')
+	return ((quote-lowBits)&^quote|(backslash-lowBits)&^backslash|(x-lowBits*0x20)|x)&highBits == 0
 }

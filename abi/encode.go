@@ -186,11 +186,18 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
+		// The scan of the decoder's string loops (rawStr): the bytes that
+		// need no escape are copied in runs.
+		for i <= len(s)-8 && plainWord(load64(s, i)) {
+			i += 8
 		}
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {

@@ -1,6 +1,7 @@
 package interrupt
 
 import (
+	"bytes"
 	"context"
 	"math/rand/v2"
 	"slices"
@@ -190,4 +191,40 @@ func TestInstrument_DataCountKeepsSegments(t *testing.T) {
 	defer rt.Close(ctx)
 	_, err = rt.CompileModule(ctx, res.Wasm)
 	require.NoError(t, err, "the merged module is valid")
+}
+
+// FuzzCoalesceData: on any bytes, coalesceData returns its input or a
+// section that gives memory the same bytes, out of bounds exactly when the
+// input is, never more than about twice as large.
+func FuzzCoalesceData(f *testing.F) {
+	f.Add(segs(seg{0, "ab"}, seg{4, "c"}))
+	f.Add(segs(seg{40, "xyz"}, seg{0, "ab"}, seg{100, "q"}))
+	f.Add(segs(seg{0, "abcd"}, seg{2, "xy"}))
+	f.Add([]byte{2, 0x00, opI32Const, 0x80, 0x00, opEnd, 1, 'a', 0x00, opI32Const, 2, opEnd, 1, 'b'})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got := coalesceData(body)
+		if bytes.Equal(got, body) {
+			return
+		}
+		require.LessOrEqual(t, len(got), 2*len(body)+16)
+		end := 0 // where the last segment ends
+		r := reader{b: got}
+		for n := r.u32(); n > 0; n-- {
+			r.byte()
+			r.byte()
+			off := int(uint32(r.s32()))
+			r.byte()
+			end = max(end, off+len(r.bytes(int(r.u32()))))
+		}
+		require.NoError(t, r.err)
+		if end > 1<<24 {
+			return // too large to apply here
+		}
+		for _, size := range []int{end, max(end-1, 0)} {
+			want, _, wantOK := applyData(t, body, size)
+			have, _, haveOK := applyData(t, got, size)
+			require.Equal(t, wantOK, haveOK, "out of bounds alike (size %d)", size)
+			require.Equal(t, want, have, "same memory")
+		}
+	})
 }

@@ -116,7 +116,7 @@ func trailingComma(n int) string {
 }
 
 func (p *agentLanePolicy) evaluate(in *abi.GateInput) abi.GateOutput {
-	args, err := decodeArguments(in.Arguments)
+	args, err := decodeArguments(in.Arguments, nil)
 	if err != nil {
 		return invalidArguments(in, err)
 	}

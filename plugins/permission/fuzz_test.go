@@ -3,6 +3,9 @@ package permission_test
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/govhost/govhost/abi"
@@ -66,4 +69,46 @@ func FuzzGate_Evaluate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGate_Evaluate_NoStateBetweenCalls: the gate reuses buffers from call
+// to call (decoded arguments); a verdict must not depend on the calls
+// before it. Each of a run of different requests gets the same verdict when
+// the run is replayed in reverse order on another gate.
+func TestGate_Evaluate_NoStateBetweenCalls(t *testing.T) {
+	const config = `{"lionagi":{"mode":"rules","deny":{"*":["*secret*"],"bash":["rm *"]},"allow":{"bash":["ls *"],"editor":["/w/*"],"*":["get *"]},"escalate":{"*":["*"]}}}`
+	tools := []string{"bash", "BASH_TOOL", "editor", "reader", "search", "web_fetch", "*"}
+	values := []string{`"ls -la src"`, `"rm -rf x"`, `"/w/a"`, `"my-secret"`, `"get https://x"`, `5`, `null`, `[1,{"a":"b"}]`, `{"k":"v"}`, `"a; b"`}
+	keys := []string{"command", "file_path", "path", "pattern", "url", "command"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var ins []abi.GateInput
+	for range 3000 {
+		var b strings.Builder
+		b.WriteByte('{')
+		for n := rng.IntN(4); n > 0; n-- {
+			if b.Len() > 1 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"` + keys[rng.IntN(len(keys))] + `":` + values[rng.IntN(len(values))])
+		}
+		b.WriteByte('}')
+		ins = append(ins, abi.GateInput{Tool: tools[rng.IntN(len(tools))], Action: "get", Arguments: []byte(b.String())})
+	}
+	forward, err := permission.New([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backward, err := permission.New([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := make([]abi.GateOutput, len(ins))
+	for i, in := range ins {
+		outs[i] = forward.Evaluate(in)
+	}
+	for i := len(ins) - 1; i >= 0; i-- {
+		if got := backward.Evaluate(ins[i]); !reflect.DeepEqual(got, outs[i]) {
+			t.Fatalf("%s %s: %+v in one order, %+v in the other", ins[i].Tool, ins[i].Arguments, outs[i], got)
+		}
+	}
 }

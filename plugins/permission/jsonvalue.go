@@ -100,8 +100,11 @@ func parseJSON(data []byte) (value, error) {
 // the lifetime it guarantees for data. Gate.Evaluate uses it for the request
 // arguments: every string it returns is built by concatenation with a
 // non-empty literal, or comes from the configuration, never a borrowed one.
-func parseJSONBorrowed(data []byte) (value, error) {
-	p := parser{data: data, borrow: true}
+//
+// scratch, when not nil, is the backing array the top-level object's
+// members are decoded into.
+func parseJSONBorrowed(data []byte, scratch []member) (value, error) {
+	p := parser{data: data, borrow: true, scratch: scratch}
 	return p.document()
 }
 
@@ -122,6 +125,9 @@ type parser struct {
 	data   []byte
 	pos    int
 	borrow bool
+	// scratch, when not nil, is the backing array the first object parsed
+	// takes its members in (instead of a new one).
+	scratch []member
 }
 
 func (p *parser) fail(msg string) error {
@@ -176,7 +182,12 @@ func (p *parser) object(depth int) (value, error) {
 		return value{}, p.fail("nesting too deep")
 	}
 	p.pos++ // '{'
-	v := value{kind: kindObject, obj: make([]member, 0, 4)}
+	obj := p.scratch[:0]
+	p.scratch = nil
+	if obj == nil {
+		obj = make([]member, 0, 4)
+	}
+	v := value{kind: kindObject, obj: obj}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++

@@ -8,7 +8,8 @@ import "github.com/govhost/govhost/plugins/internal/fnmatch"
 // is LionAGI's own.
 type fnmatchRule struct {
 	pattern string
-	any     bool // the pattern "*": always matches, whatever the text
+	detail  string // the Detail of its tier's verdict ("allowed by rule: " + pattern)
+	any     bool   // the pattern "*": always matches, whatever the text
 	exact   *fnmatch.Pattern
 	lower   *fnmatch.Pattern // the lower-cased pattern (exact when lowering changes nothing)
 }

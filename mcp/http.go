@@ -526,7 +526,7 @@ func (h *HTTPProxy) relayWith(ctx context.Context, w http.ResponseWriter, r *htt
 		sid = got // initialize: the upstream assigns the session
 	}
 	if s == nil {
-		if req != nil && (req.Method == "initialize" || req.Method == "tools/list") {
+		if req != nil && (req.Method == "initialize" || req.Method == "tools/list") && resp.StatusCode/100 == 2 {
 			// initialize and tools/list teach the session's mapping.
 			if s, err = h.session(ctx, sid, false); err != nil {
 				h.Proxy.Log.Warn("mcp: session not tracked", "err", err)

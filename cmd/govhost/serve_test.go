@@ -63,6 +63,12 @@ func (l *lockedBuffer) String() string {
 
 // startServe runs `govhost serve --data data --addr 127.0.0.1:0` as a child
 // process and waits until it is ready.
+// serveStartBound is how long a test waits for serve to listen and to be
+// ready. The first start of a package run compiles the Go-built built-in
+// modules cold into the package's fresh cache: under -race on two shared
+// cores that has passed two minutes while other packages' tests ran.
+const serveStartBound = 5 * time.Minute
+
 func startServe(t *testing.T, data string, extra ...string) *served {
 	t.Helper()
 	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--log-level", "warn"}, extra...)
@@ -103,12 +109,12 @@ func startServe(t *testing.T, data string, extra ...string) *served {
 	case u, ok := <-urls:
 		require.True(t, ok, "serve exited before listening: %s", s.stderr)
 		s.url = u
-	case <-time.After(2 * time.Minute):
+	case <-time.After(serveStartBound):
 		t.Fatalf("serve did not start: %s", s.stderr)
 	}
 	s.client, err = client.New(s.url, client.TokenFromFile(filepath.Join(data, "token")))
 	require.NoError(t, err)
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(serveStartBound)
 	for s.client.Ready(context.Background()) != nil {
 		require.True(t, time.Now().Before(deadline), "serve never became ready: %s", s.stderr)
 		time.Sleep(50 * time.Millisecond)

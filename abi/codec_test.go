@@ -222,7 +222,7 @@ func TestDecode_NestingLimit(t *testing.T) {
 // decoded strings and skipped ones, exactly as encoding/json sees it.
 func TestDecodeGateInput_StringsAtEveryOffset(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	specials := []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, "\x00", "\x1f", "\x7f", "é", "\xff", "\xc3", `"`, `\`, `\x`}
+	specials := []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, "\x00", "\x1f", "\x7f", "é", "\xff", "\xc3", "\x80", "\x9f", "\xa0", `"`, `\`, `\x`}
 	for range 20000 {
 		var b strings.Builder
 		for n := rng.IntN(30); n > 0; n-- {
@@ -255,7 +255,7 @@ func TestDecodeGateInput_StringsAtEveryOffset(t *testing.T) {
 // whatever the offset of the byte that needs escaping.
 func TestAppendString_MatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	specials := []string{"\"", "\\", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "é", "\xff", "\xc3", "\u2028", "\u2029", "😀", "<&>"}
+	specials := []string{"\"", "\\", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "é", "\xff", "\xc3", "\x80", "\x9f", "\xa0", "\u2028", "\u2029", "😀", "<&>"}
 	for range 20000 {
 		var b strings.Builder
 		for n := rng.IntN(30); n > 0; n-- {

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -472,22 +473,17 @@ func (d *decoder) int(dst *int) error {
 
 // rawStr decodes a JSON string (no null).
 //
-// NB: in a Go-built Wasm guest a call costs as much as a few hundred
-// instructions and every branch goes through the function's dispatch
-// table, so the scan is written inline, eight bytes a step (plainWord) and
-// then one table lookup a byte, rather than a per-byte switch.
+// NB: in a Go-built Wasm guest every branch goes through the function's
+// dispatch table and a loop iteration costs tens of instructions, so the
+// plain bytes are passed over eight at a time (scanPlain), not one at a time
+// through a switch.
 func (d *decoder) rawStr(dst *string) error {
 	if d.peek() != '"' {
 		return d.syntax()
 	}
 	s, start := d.s, d.i+1
 	for i := start; ; {
-		for i <= len(s)-8 && plainWord(load64(s, i)) {
-			i += 8
-		}
-		for i < len(s) && plainByte[s[i]] {
-			i++
-		}
+		i = scanPlain(s, i)
 		if i >= len(s) {
 			return d.syntax()
 		}
@@ -670,12 +666,7 @@ func (d *decoder) skip() error {
 func (d *decoder) skipStr() error {
 	s := d.s
 	for i := d.i + 1; ; {
-		for i <= len(s)-8 && plainWord(load64(s, i)) {
-			i += 8
-		}
-		for i < len(s) && plainByte[s[i]] {
-			i++
-		}
+		i = scanPlain(s, i)
 		if i >= len(s) {
 			return d.syntax()
 		}
@@ -720,13 +711,31 @@ const (
 	highBits = 0x8080808080808080
 )
 
-// plainWord reports whether all eight bytes of x are plainByte bytes. A
-// byte b of v is zero exactly when, for the lowest such byte,
-// (v-lowBits)&^v has b's high bit set, which is all an existence test
-// needs; (x-0x20 in each byte) sets a high bit for the lowest byte below
-// 0x20 likewise, and x itself for any byte from 0x80.
-func plainWord(x uint64) bool {
+// scanPlain returns the index of the first byte of s from i on that is not
+// a plainByte, or len(s): eight bytes a step, the position of the first
+// special byte in a step from its mask, one byte a step only in the last
+// seven bytes of s.
+func scanPlain(s string, i int) int {
+	for ; i <= len(s)-8; i += 8 {
+		if m := specialBytes(load64(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
+}
+
+// specialBytes has the high bit of the lowest byte of x (in memory order)
+// that is not a plainByte set, and no lower bit; zero when all eight are
+// plain. For v = x^c, (v-lowBits)&^v&highBits marks the lowest byte equal
+// to c exactly (the borrow that may mark bytes above it starts there);
+// x-0x20 in each byte marks the lowest byte below 0x20 (a byte above it may
+// be marked too, and one from 0xA0 is marked anyway), x itself every byte
+// from 0x80.
+func specialBytes(x uint64) uint64 {
 	quote := x ^ (lowBits * '"')
 	backslash := x ^ (lowBits * '\\')
-	return ((quote-lowBits)&^quote|(backslash-lowBits)&^backslash|(x-lowBits*0x20)|x)&highBits == 0
+	return ((quote-lowBits)&^quote | (backslash-lowBits)&^backslash | (x - lowBits*0x20) | x) & highBits
 }

@@ -188,12 +188,7 @@ func AppendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		// The scan of the decoder's string loops (rawStr): the bytes that
 		// need no escape are copied in runs.
-		for i <= len(s)-8 && plainWord(load64(s, i)) {
-			i += 8
-		}
-		for i < len(s) && plainByte[s[i]] {
-			i++
-		}
+		i = scanPlain(s, i)
 		if i >= len(s) {
 			break
 		}

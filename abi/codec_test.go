@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -271,6 +272,27 @@ func TestAppendString_MatchesEncodingJSON(t *testing.T) {
 		require.NoError(t, enc.Encode(b.String()))
 		if got := AppendString(nil, b.String()); string(got) != strings.TrimSuffix(want.String(), "\n") {
 			t.Fatalf("AppendString(%q) = %s, want %s", b.String(), got, want.String())
+		}
+	}
+}
+
+// smallInt agrees with strconv wherever it answers, and answers for every
+// integer of up to nine digits.
+func TestSmallInt_MatchesStrconv(t *testing.T) {
+	lits := []string{"0", "-0", "1", "-1", "7", "123456789", "-999999999", "1234567890", "1.5", "1e3", "-", "", "0x1", "+1", "01"}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 5000 {
+		lits = append(lits, strconv.Itoa(rng.IntN(2_000_000_000)-1_000_000_000))
+	}
+	for _, lit := range lits {
+		n, ok := smallInt(lit)
+		want, err := strconv.ParseInt(lit, 10, 64)
+		digits := strings.TrimPrefix(lit, "-")
+		if short := err == nil && len(digits) <= 9 && !strings.HasPrefix(lit, "+"); ok != short {
+			t.Fatalf("smallInt(%q) ok = %v, want %v", lit, ok, short)
+		}
+		if ok && int64(n) != want {
+			t.Fatalf("smallInt(%q) = %d, strconv says %d", lit, n, want)
 		}
 	}
 }

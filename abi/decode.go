@@ -463,12 +463,41 @@ func (d *decoder) int(dst *int) error {
 	if err := d.number(); err != nil {
 		return err
 	}
+	if n, ok := smallInt(d.s[start:d.i]); ok {
+		*dst = n
+		return nil
+	}
 	n, err := strconv.ParseInt(d.s[start:d.i], 10, strconv.IntSize)
 	if err != nil {
 		return d.syntax() // a fraction, an exponent or an overflow
 	}
 	*dst = int(n)
 	return nil
+}
+
+// smallInt is the value of a JSON number of at most nine digits with no
+// fraction or exponent (abi_version, every ordinary count), without
+// strconv, which costs thousands of instructions a call in a Go-built
+// guest; ok is false for anything else.
+func smallInt(lit string) (n int, ok bool) {
+	digits := lit
+	if len(lit) > 0 && lit[0] == '-' {
+		digits = lit[1:]
+	}
+	if len(digits) == 0 || len(digits) > 9 {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if len(digits) < len(lit) {
+		n = -n
+	}
+	return n, true
 }
 
 // rawStr decodes a JSON string (no null).

@@ -512,7 +512,21 @@ func (d *decoder) rawStr(dst *string) error {
 	}
 	s, start := d.s, d.i+1
 	for i := start; ; {
-		i = scanPlain(s, i)
+		// scanPlain, written out: the call cost more than the scan of most
+		// keys and values.
+		for {
+			if i > len(s)-8 {
+				for i < len(s) && plainByte[s[i]] {
+					i++
+				}
+				break
+			}
+			if m := specialBytes(load64(s, i)); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
 		if i >= len(s) {
 			return d.syntax()
 		}

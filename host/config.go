@@ -101,7 +101,9 @@ func (c Config) WithMemoryLimitPages(n uint32) Config {
 // WithCallTimeout bounds every guest call (including instantiation and
 // configuration) to d, in addition to any deadline of the caller's
 // context. Zero disables the host's own bound. A call past it is stopped
-// and denied with gate.timeout.
+// and denied with gate.timeout. The setup of a module loaded with
+// LoadTrusted is bounded by DefaultLoadTimeout instead; its evaluations
+// keep d.
 func (c Config) WithCallTimeout(d time.Duration) Config {
 	c.callTimeout = d
 	c.set |= setTimeout

@@ -127,7 +127,7 @@ func (h *Host) newGate(ctx context.Context, m *Module, configDigest string, conf
 		case KindExtism:
 			inst, err = m.extism.Instantiate(ctx, config)
 		default:
-			inst, err = native.Instantiate(ctx, m.runtime, m.compiled, m.nativeEx, state, h.nativeParams(), config)
+			inst, err = native.Instantiate(ctx, m.runtime, m.compiled, m.nativeEx, state, h.nativeParams(m), config)
 		}
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 
@@ -41,6 +42,8 @@ type Module struct {
 	nativeState native.State
 	extism      *extismrt.Compiled // extism
 	extismEx    extismrt.Exports
+	// trusted is set once LoadTrusted has vouched for these bytes.
+	trusted atomic.Bool
 }
 
 // Digest returns the hex sha256 of the module's bytes.

@@ -28,7 +28,11 @@ const minInputBuffer = 4096
 type Params struct {
 	MemoryLimitPages uint32
 	CallTimeout      time.Duration // 0: only the caller's context bounds a call
-	MaxOutputBytes   int
+	// SetupTimeout bounds each call of an instance's setup (start function,
+	// _initialize, the ABI version, gate_configure) instead of CallTimeout
+	// when it is larger (a trusted module's).
+	SetupTimeout   time.Duration
+	MaxOutputBytes int
 }
 
 // Instance is one instantiated, configured module. Not safe for concurrent
@@ -84,10 +88,14 @@ func Instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModul
 	inst.tracker.CountTables(tables)
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
 	inst.eval = mod.ExportedFunction(abi.ExportEvaluate)
+	if p.SetupTimeout > inst.timeout {
+		inst.timeout = p.SetupTimeout
+	}
 	if err := inst.setup(ctx, ex, config); err != nil {
 		inst.Close(ctx)
 		return nil, err
 	}
+	inst.timeout = p.CallTimeout
 	if st.Resettable {
 		inst.snap = inst.takeSnapshot(st.MutableGlobals)
 	}

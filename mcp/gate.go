@@ -235,18 +235,11 @@ func (g *governed) cancelCall(ctx context.Context, id json.RawMessage) bool {
 // (result digest; isError or a JSON-RPC error as failed). It reports
 // whether the response was one.
 func (g *governed) answered(ctx context.Context, msg Message) bool {
-	key := idKey(msg.ID)
-	g.mu.Lock()
-	c, ok := g.calls[key]
-	if !ok || !c.forwarded || c.done {
-		g.mu.Unlock()
+	c, p, ok := g.takeForwarded(msg.ID)
+	if !ok {
 		return false
 	}
-	c.done = true
-	delete(g.calls, key)
-	p, started := *c.permit, c.started
-	g.mu.Unlock()
-	out := controller.Outcome{Duration: time.Since(started)}
+	out := controller.Outcome{Duration: time.Since(c.started)}
 	switch {
 	case msg.Error != nil:
 		out.Failed, out.ErrorClass = true, "rpc_error"
@@ -263,19 +256,28 @@ func (g *governed) answered(ctx context.Context, msg Message) bool {
 // failCall records a forwarded call the upstream will not answer properly
 // as failed with class. It reports whether there was such a call.
 func (g *governed) failCall(ctx context.Context, id json.RawMessage, class string) bool {
+	c, p, ok := g.takeForwarded(id)
+	if !ok {
+		return false
+	}
+	g.complete(ctx, c.tool, p, controller.Outcome{Failed: true, ErrorClass: class, Duration: time.Since(c.started)})
+	return true
+}
+
+// takeForwarded removes the forwarded, not yet completed call with id and
+// returns it with its permit: exactly one of its answer, its failure or its
+// cancellation completes it.
+func (g *governed) takeForwarded(id json.RawMessage) (*call, controller.Permit, bool) {
 	key := idKey(id)
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	c, ok := g.calls[key]
 	if !ok || !c.forwarded || c.done {
-		g.mu.Unlock()
-		return false
+		return nil, controller.Permit{}, false
 	}
 	c.done = true
 	delete(g.calls, key)
-	p, started := *c.permit, c.started
-	g.mu.Unlock()
-	g.complete(ctx, c.tool, p, controller.Outcome{Failed: true, ErrorClass: class, Duration: time.Since(started)})
-	return true
+	return c, *c.permit, true
 }
 
 // end marks the upstream gone, stops every held call and returns the ids

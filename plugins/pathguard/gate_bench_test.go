@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/plugins/internal/gatetable"
 	"github.com/govhost/govhost/plugins/pathguard"
 )
 
@@ -40,31 +41,13 @@ func BenchmarkGate_Evaluate(b *testing.B) {
 	}
 }
 
-// BenchmarkGate_GuestPath is what one gate_evaluate call of the built-in
-// module does, natively: decode the host's bytes, evaluate, encode the
-// answer, on the input and configuration BenchmarkBuiltinGate (repository
-// root) measures through Wasm. Allocations here cost about a microsecond
-// each inside the Go-built guest.
+// BenchmarkGate_GuestPath is one gate_evaluate call of the built-in module,
+// natively, on the input and configuration BenchmarkBuiltinGate
+// (repository root) measures through Wasm.
 func BenchmarkGate_GuestPath(b *testing.B) {
 	g, err := pathguard.New([]byte(`{"kind": "guard_paths", "allowed_paths": ["/tmp/x"]}`))
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw := []byte(`{"abi_version":1,"gate_id":"pathguard","phase":"check","tool":"bash","operation":"execute_command","arguments":{"command":"ls -la src"},"argument_order":["command"],"cwd":"/tmp/x","context":{}}`)
-	var in abi.GateInput
-	var out []byte
-	var o abi.GateOutput
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := abi.DecodeGateInput(raw, &in); err != nil {
-			b.Fatal(err)
-		}
-		o = g.Evaluate(in)
-		if out, err = abi.AppendGateOutput(out[:0], &o); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if !o.Decision.Valid() {
-		b.Fatalf("%s", out)
-	}
+	gatetable.BenchGuestPath(b, `{"abi_version":1,"gate_id":"pathguard","phase":"check","tool":"bash","operation":"execute_command","arguments":{"command":"ls -la src"},"argument_order":["command"],"cwd":"/tmp/x","context":{}}`, g.Evaluate)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/wasmfixtures"
 	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
@@ -122,13 +124,52 @@ func BenchmarkOneTaskLatency(b *testing.B) {
 		oneTaskLatency(b, newBenchEnv(b, evidence.NewMemStore()))
 	})
 	b.Run("governed=pebble", func(b *testing.B) {
-		e := newBenchEnv(b, nil)
-		e.ctl, _ = e.eng.NewController(controller.Config{Policies: policiesOf(b, e)})
-		e.m = controller.NewManager()
-		_ = e.m.Register(controller.Tool{ID: "bash", Fn: func(context.Context, map[string]any) (any, error) { return nil, nil }})
-		_ = e.m.Govern(e.ctl, controller.PolicyPin{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()})
-		oneTaskLatency(b, e)
+		oneTaskLatency(b, pebbleEnv(b, nil))
 	})
+	// The same call with the store's appends timed: where the pebble figure
+	// spends its time besides the gates and records.
+	b.Run("governed=pebble/store=timed", func(b *testing.B) {
+		ts := &timedStore{}
+		oneTaskLatency(b, pebbleEnv(b, ts))
+		n := float64(b.N)
+		b.ReportMetric(float64(ts.synced.Load())/1e3/n, "synced-batches-µs/op")
+		b.ReportMetric(float64(ts.unsynced.Load())/1e3/n, "unsynced-batch-µs/op")
+	})
+}
+
+// pebbleEnv is a bench environment whose controller appends to the
+// engine's Pebble store, through timed when it is not nil.
+func pebbleEnv(b *testing.B, timed *timedStore) *benchEnv {
+	e := newBenchEnv(b, nil)
+	cfg := controller.Config{Policies: policiesOf(b, e)}
+	if timed != nil {
+		timed.Store = e.eng.Evidence
+		cfg.Evidence = timed
+	}
+	e.ctl, _ = e.eng.NewController(cfg)
+	e.m = controller.NewManager()
+	_ = e.m.Register(controller.Tool{ID: "bash", Fn: func(context.Context, map[string]any) (any, error) { return nil, nil }})
+	_ = e.m.Govern(e.ctl, controller.PolicyPin{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()})
+	return e
+}
+
+// timedStore adds up the time of a durable store's synced and unsynced
+// batch appends.
+type timedStore struct {
+	evidence.Store
+	synced, unsynced atomic.Int64
+}
+
+func (t *timedStore) AppendBatch(ctx context.Context, recs []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
+	start := time.Now()
+	defer func() { t.synced.Add(int64(time.Since(start))) }()
+	return t.Store.(evidence.BatchAppender).AppendBatch(ctx, recs)
+}
+
+func (t *timedStore) AppendBatchUnsynced(ctx context.Context, recs []governance.EvidenceRecord) error {
+	start := time.Now()
+	defer func() { t.unsynced.Add(int64(time.Since(start))) }()
+	return t.Store.(evidence.UnsyncedAppender).AppendBatchUnsynced(ctx, recs)
 }
 
 func oneTaskLatency(b *testing.B, e *benchEnv) {

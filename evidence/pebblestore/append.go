@@ -128,15 +128,12 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 		_ = b.Close()
 		return nil, err
 	}
-	if !c.loaded {
-		h, err := s.readHead(s.db, chainID)
-		if err != nil {
-			_ = b.Close()
-			return nil, err
-		}
-		c.head, c.loaded = h, true
+	head, err := s.chainHead(c, chainID)
+	if err != nil {
+		_ = b.Close()
+		return nil, err
 	}
-	if err := checkPositions(c.head, records); err != nil {
+	if err := checkPositions(head, records); err != nil {
 		_ = b.Close()
 		return nil, err
 	}

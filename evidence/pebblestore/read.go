@@ -71,6 +71,12 @@ func (s *Store) Head(ctx context.Context, chainID uuid.UUID) (governance.ChainHe
 	defer s.release(chainID, c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return s.chainHead(c, chainID)
+}
+
+// chainHead is c's head, read from Pebble the first time. The caller holds
+// c.mu.
+func (s *Store) chainHead(c *chainState, chainID uuid.UUID) (governance.ChainHead, error) {
 	if !c.loaded {
 		h, err := s.readHead(s.db, chainID)
 		if err != nil {

@@ -231,10 +231,9 @@ func (c Call) withContext(x ExecutionContext) Call {
 	return c
 }
 
+// operationInfo is the context a gate sees; opText is the operation id as
+// text (operation.idTexts).
 func operationInfo(call Call, opctx governance.OperationContext, opText string) abi.OperationInfo {
-	if opText == "" {
-		opText = opctx.OperationID.String()
-	}
 	info := abi.OperationInfo{
 		OperationID: opText,
 		RunID:       call.RunID,
@@ -244,11 +243,19 @@ func operationInfo(call Call, opctx governance.OperationContext, opText string) 
 	if a, ok := opctx.ActorValue(); ok {
 		info.Actor = &abi.ActorRef{Kind: a.Kind, ID: a.ID}
 	}
-	if len(call.Metadata) > 0 {
-		info.Metadata = make(map[string]string, len(call.Metadata))
-		for k, v := range call.Metadata {
-			info.Metadata[k] = v
-		}
-	}
+	info.Metadata = copyMetadata(call.Metadata)
 	return info
+}
+
+// copyMetadata gives each gate and approver a map of its own (nil for
+// none), so one cannot change what the next sees.
+func copyMetadata(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

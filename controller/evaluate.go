@@ -112,15 +112,13 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	in := NewGateInput(op.call, op.args, facts, b.GateID(), phase)
 	in.Cwd = cwd
 	in.Workspace = op.workspace
-	if op.opText == "" {
-		op.chainText, op.opText = op.ctx.ChainID.String(), op.ctx.OperationID.String()
-	}
-	in.Context = operationInfo(op.call, op.ctx, op.opText)
+	chainText, opText := op.idTexts()
+	in.Context = operationInfo(op.call, op.ctx, opText)
 	if op.home != nil {
 		h := op.home.dutyHistory()
 		in.Context.Assignments = &h
 	}
-	out, err := evaluateIn(ctx, gate, op.chainText, in)
+	out, err := evaluateIn(ctx, gate, chainText, in)
 	if err != nil || ctx.Err() != nil {
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 	}
@@ -164,7 +162,7 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: op.args.action(op.call),
 		GateID: b.GateID(), ReasonCode: out.ReasonCode, Message: out.Message,
 		RunID: op.call.RunID, AgentName: op.call.AgentName, ToolCallID: op.call.ToolCallID,
-		Metadata: operationInfo(op.call, op.ctx, "").Metadata, Arguments: json.RawMessage(op.args.Canonical),
+		Metadata: copyMetadata(op.call.Metadata), Arguments: json.RawMessage(op.args.Canonical),
 	}
 	if op.ctx.Actor != nil {
 		req.Actor = &actor

@@ -40,8 +40,16 @@ type operation struct {
 	factsOf    string
 	factsError error
 	// chainText and opText are the ids as every gate input carries them,
-	// formatted once an operation rather than once a gate.
+	// formatted once an operation rather than once a gate (idTexts).
 	chainText, opText string
+}
+
+// idTexts returns the operation's chain and operation ids as text.
+func (op *operation) idTexts() (chain, operation string) {
+	if op.opText == "" {
+		op.chainText, op.opText = op.ctx.ChainID.String(), op.ctx.OperationID.String()
+	}
+	return op.chainText, op.opText
 }
 
 // verdict is the outcome of the gate phases.

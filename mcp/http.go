@@ -3,8 +3,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/govhost/govhost/internal/bearer"
 )
 
 // HTTPProxy is the Streamable HTTP intermediary: an MCP endpoint for
@@ -72,10 +72,11 @@ type HTTPProxy struct {
 	// upstream's 404 or Shutdown. ReapIdle applies it.
 	IdleTimeout time.Duration
 
-	book     *toolBook // shared by the sessions: one upstream
-	mu       sync.Mutex
-	sessions map[string]*httpSession
-	shutdown bool
+	book        *toolBook // shared by the sessions: one upstream
+	clientToken bearer.Token
+	mu          sync.Mutex
+	sessions    map[string]*httpSession
+	shutdown    bool
 }
 
 // httpSession is one MCP session (one task).
@@ -115,6 +116,7 @@ func NewHTTPProxy(h *HTTPProxy) (*HTTPProxy, error) {
 	if h.ClientToken == "" {
 		return nil, errors.New("mcp: the HTTP proxy needs a client token")
 	}
+	h.clientToken = bearer.New(h.ClientToken)
 	if h.OpenTask == nil {
 		return nil, errors.New("mcp: the HTTP proxy needs OpenTask")
 	}
@@ -141,7 +143,7 @@ func (h *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "govhost: origin not allowed")
 		return
 	}
-	if !h.authenticated(r) {
+	if !h.clientToken.Matches(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="govhost-mcp"`)
 		writeRPCError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, "govhost: missing or wrong bearer token")
 		return
@@ -195,17 +197,6 @@ func hostOnly(hostport string) string {
 		return h
 	}
 	return strings.Trim(hostport, "[]")
-}
-
-// authenticated compares the bearer token in constant time over digests.
-func (h *HTTPProxy) authenticated(r *http.Request) bool {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	want := sha256.Sum256([]byte(h.ClientToken))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, text string) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/govhost/govhost/hooks"
+	"github.com/govhost/govhost/internal/bearer"
 	"github.com/govhost/govhost/server/api"
 	"github.com/govhost/govhost/service"
 )
@@ -35,15 +35,15 @@ type Config struct {
 
 // Server is the HTTP API over one service.
 type Server struct {
-	svc         *service.Service
-	tokenDigest [32]byte
-	maxBody     int64
-	maxModule   int64
-	metrics     *Metrics
-	log         *slog.Logger
-	ready       atomic.Bool
-	mux         *http.ServeMux
-	hooks       http.Handler
+	svc       *service.Service
+	token     bearer.Token
+	maxBody   int64
+	maxModule int64
+	metrics   *Metrics
+	log       *slog.Logger
+	ready     atomic.Bool
+	mux       *http.ServeMux
+	hooks     http.Handler
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
@@ -82,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: cfg.Service, tokenDigest: sha256.Sum256([]byte(cfg.Token)), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
@@ -157,7 +157,7 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		var err error
-		if !rt.public && !s.authenticate(r) {
+		if !rt.public && !s.token.Matches(r) {
 			err = refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")
 		} else {
 			err = rt.handle(s, sw, r)

@@ -24,7 +24,7 @@ import (
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
 	"github.com/govhost/govhost/policy/policyfile"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 

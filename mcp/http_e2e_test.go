@@ -21,7 +21,7 @@ import (
 
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 )
 
 // httpE2E is the HTTP mode end to end: the real TypeScript SDK's

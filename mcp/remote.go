@@ -10,7 +10,7 @@ import (
 
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/hooks"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

@@ -5,7 +5,7 @@ import (
 	"mime"
 	"net/http"
 
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/wasmfixtures"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 )
 
 // TestAPI_ModuleUploadBindAuthorize uploads a C-built user gate, binds it

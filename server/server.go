@@ -12,7 +12,7 @@ import (
 
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/internal/bearer"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

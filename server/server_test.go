@@ -17,7 +17,7 @@ import (
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/server"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 	"github.com/govhost/govhost/service"
 )

@@ -2,7 +2,7 @@ package service
 
 import (
 	"context"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"sync"
 	"time"
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 )
 
 // ExportChain writes a chain as JSON Lines (what chain verify reads).

@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 
 	"github.com/google/uuid"
 

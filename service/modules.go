@@ -6,7 +6,7 @@ import (
 
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 )
 
 // Codes of module uploads besides the host's own (gate.*, every code in

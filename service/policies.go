@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"os"
 	"path/filepath"
 	"time"

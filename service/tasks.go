@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 	"errors"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"sort"
 
 	"github.com/google/uuid"

@@ -16,7 +16,7 @@ import (
 
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/policy/policyfile"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 )
 
 // sessionCall is one tool call of the recorded session and what the agent

@@ -17,7 +17,7 @@ import (
 	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/server"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

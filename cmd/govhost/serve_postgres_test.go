@@ -18,7 +18,7 @@ import (
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/pgtest"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 

@@ -88,13 +88,13 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the
 		// wire vocabulary and the Go client stay light (no engine).
-		"service":                         {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), filepath.Join("server", "api"), "agents", "hooks", "service"},
-		"server":                          {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", filepath.Join("internal", "bearer")},
-		filepath.Join("server", "api"):    {"governance"},
-		filepath.Join("server", "client"): {"governance", filepath.Join("server", "api")},
+		"service":                         {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "service"},
+		"server":                          {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", "api", filepath.Join("internal", "bearer")},
+		"api":                             {"governance"},
+		filepath.Join("server", "client"): {"governance", "api"},
 		// The MCP proxy: the embedded assembly (root package) or the
 		// sidecar's client; pathguard only for the operation vocabulary's names.
-		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", filepath.Join("server", "api"), filepath.Join("server", "client"), filepath.Join("plugins", "pathguard"), filepath.Join("internal", "bearer"), "mcp"},
+		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("plugins", "pathguard"), filepath.Join("internal", "bearer"), "mcp"},
 		// The bearer-token check both listeners make.
 		filepath.Join("internal", "bearer"): {},
 	}

@@ -1,6 +1,6 @@
 // Package client is the Go client of govhost's HTTP API /v1, for agents,
 // hooks and proxies that talk to a running `govhost serve`. It imports
-// only the wire vocabulary (server/api), not the engine.
+// only the wire vocabulary (api), not the engine.
 //
 //	c, err := client.New("http://127.0.0.1:8181", client.TokenFromFile("govhost-data/token"))
 //	task, err := c.OpenTask(ctx, api.OpenTaskRequest{Actor: &governance.ActorRef{Kind: "agent", ID: "coder"}})
@@ -31,7 +31,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/server/api"
+	"github.com/govhost/govhost/api"
 )
 
 // Error is a refusal by the server: its HTTP status and stable code.

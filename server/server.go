@@ -5,14 +5,15 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/internal/bearer"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 
@@ -31,6 +32,9 @@ type Config struct {
 	MaxModuleBody int64
 	Metrics       *Metrics
 	Logger        *slog.Logger
+	// Console, when set, serves /ui/ (package console). It is public in
+	// the route table: the console signs people in itself.
+	Console http.Handler
 }
 
 // Server is the HTTP API over one service.
@@ -44,6 +48,7 @@ type Server struct {
 	ready     atomic.Bool
 	mux       *http.ServeMux
 	hooks     http.Handler
+	consoleUI http.Handler
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
@@ -63,7 +68,8 @@ type route struct {
 func Routes() []string {
 	out := make([]string, len(routes))
 	for i, rt := range routes {
-		out[i] = rt.method + " " + rt.pattern
+		// "{path...}" (the mux's rest-of-path wildcard) is "{path}" in OpenAPI.
+		out[i] = rt.method + " " + strings.ReplaceAll(rt.pattern, "...}", "}")
 	}
 	return out
 }
@@ -82,7 +88,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), consoleUI: cfg.Console}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {

@@ -91,6 +91,13 @@ func (t *approvalTimers) stop(id string) {
 
 type Approval = api.Approval
 
+// BrokerEvent is an approval event (ApprovalEvents): pending or resolved.
+type BrokerEvent = controller.BrokerEvent
+
+// ApprovalPending is the kind of a BrokerEvent for a call that starts to
+// wait.
+const ApprovalPending = controller.ApprovalPending
+
 // ApprovalOf converts a brokered approval.
 func ApprovalOf(a controller.BrokeredApproval) Approval {
 	r := a.Request
@@ -134,6 +141,12 @@ func (s *Service) PendingApproval(id string) (Approval, error) {
 	}
 	return Approval{}, failf(CodeApprovalNotFound, "approval %q is not pending (answered, timed out, or unknown)", id)
 }
+
+// The two answers an approver gives.
+const (
+	Approve = abi.DecisionAllow
+	Reject  = abi.DecisionDeny
+)
 
 // ApprovalResolution is an approver's answer to one pending approval.
 type ApprovalResolution struct {

@@ -88,7 +88,7 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the
 		// wire vocabulary and the Go client stay light (no engine).
-		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "service"},
+		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "certify", "service"},
 		"server":  {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
 		// The web console: the service's operations and the wire vocabulary
 		// (static files need nothing else), and the event-stream writer.

@@ -156,7 +156,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer") // a login token in the URL goes nowhere
+	// A login token in the URL never leaves the console in a Referer; not
+	// "no-referrer", with which Chrome sends a form POST's Origin as "null".
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
 	if r.Host != c.base.Host {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-		"encoding/json"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"

@@ -188,6 +188,7 @@ async function openTask(taskID) {
     verdict.textContent = `Verified in this browser: ${res.checked} records, every payload digest and chain hash recomputed; the chain ends at ${short(res.head)}, the head of ${headFrom}.`;
   } else {
     const f = res.failure;
+    rows.slice(f.sequence + 1).forEach((row) => (row.querySelector(".mark").textContent = "not checked"));
     verdict.className = "verdict bad";
     verdict.textContent = `Verification FAILED at record ${f.recordId ?? "-"} (#${f.sequence}): ${f.code}: ${f.reason}.`;
   }

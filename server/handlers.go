@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/hooks"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

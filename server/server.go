@@ -10,9 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/internal/bearer"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

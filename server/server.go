@@ -10,9 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/internal/bearer"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 
@@ -59,15 +59,15 @@ type Config struct {
 
 // Server is the HTTP API over one service.
 type Server struct {
-	svc       *service.Service
-	token     bearer.Token
-	maxBody   int64
-	maxModule int64
-	metrics   *Metrics
-	log       *slog.Logger
-	ready     atomic.Bool
-	mux       *http.ServeMux
-	hooks     http.Handler
+	svc          *service.Service
+	token        bearer.Token
+	maxBody      int64
+	maxModule    int64
+	metrics      *Metrics
+	log          *slog.Logger
+	ready        atomic.Bool
+	mux          *http.ServeMux
+	hooks        http.Handler
 	uploads      chan struct{} // one per upload in flight (UploadSlots)
 	uploadsQueue atomic.Int64  // uploads waiting for a slot
 	// stop ends long-lived responses (event streams) at shutdown.

@@ -165,4 +165,5 @@ func TestServe_32ConcurrentUploadsOfA31MiBDataSegment(t *testing.T) {
 // of its own) turns the latency bounds into assertions; an ordinary test
 // run shares its cores with everything else and only reports them.
 func strictTiming() bool { return os.Getenv("GOVHOST_STRICT_TIMING") == "1" }
+
 const operatorTokenFile = "token"

@@ -161,6 +161,7 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 		GateID: b.GateID(), ReasonCode: out.ReasonCode, Message: out.Message,
 		RunID: op.call.RunID, AgentName: op.call.AgentName, ToolCallID: op.call.ToolCallID,
 		Metadata: copyMetadata(op.call.Metadata), Arguments: json.RawMessage(op.args.Canonical),
+		ArgumentDigest: op.args.Digest, MatchedRule: out.MatchedRule, Cwd: op.cwd, PathFacts: op.facts,
 	}
 	if op.ctx.Actor != nil {
 		req.Actor = &actor

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,9 @@ type Config struct {
 	MaxModuleBody int64
 	Metrics       *Metrics
 	Logger        *slog.Logger
+	// Console, when set, serves /ui/ (package console). It is public in
+	// the route table: the console signs people in itself.
+	Console http.Handler
 }
 
 // Server is the HTTP API over one service.
@@ -70,6 +74,7 @@ type Server struct {
 	hooks        http.Handler
 	uploads      chan struct{} // one per upload in flight (UploadSlots)
 	uploadsQueue atomic.Int64  // uploads waiting for a slot
+	consoleUI    http.Handler
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
@@ -89,7 +94,8 @@ type route struct {
 func Routes() []string {
 	out := make([]string, len(routes))
 	for i, rt := range routes {
-		out[i] = rt.method + " " + rt.pattern
+		// "{path...}" (the mux's rest-of-path wildcard) is "{path}" in OpenAPI.
+		out[i] = rt.method + " " + strings.ReplaceAll(rt.pattern, "...}", "}")
 	}
 	return out
 }
@@ -108,7 +114,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots)}
+	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots), consoleUI: cfg.Console}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {

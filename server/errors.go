@@ -20,6 +20,7 @@ const (
 	codeNotFound         = "not_found"
 	codeNotReady         = "not_ready"
 	codeInternal         = "internal"
+	codeUploadBusy       = "upload_busy"
 )
 
 // statusOf maps every stable code to its one HTTP status.
@@ -33,6 +34,8 @@ var statusOf = map[string]int{
 	codeNotFound:                           http.StatusNotFound,
 	codeNotReady:                           http.StatusServiceUnavailable,
 	codeInternal:                           http.StatusInternalServerError,
+	codeUploadBusy:                         http.StatusServiceUnavailable,
+	string(service.CodeLoadBusy):           http.StatusServiceUnavailable,
 	string(service.CodeInvalidRequest):     http.StatusBadRequest,
 	string(service.CodeTaskNotFound):       http.StatusNotFound,
 	string(service.CodePolicyNotFound):     http.StatusNotFound,
@@ -83,11 +86,18 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("request failed", slog.String("route", r.Pattern), slog.Any("err", err))
 		code, msg, status = codeInternal, "internal error (logged by the server)", http.StatusInternalServerError
 	}
-	if status == http.StatusUnauthorized {
+	switch status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="govhost"`)
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	writeJSON(w, status, api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg}})
 }
+
+// retryAfterSeconds is the Retry-After of every 503 and 429: the server is
+// busy or starting, not broken.
+const retryAfterSeconds = "2"
 
 // httpError is a refusal decided by the server (decoding, auth, routing).
 type httpError struct{ code, msg string }

@@ -109,7 +109,7 @@ func New(eng *govhost.Engine, opts Options) (*Service, error) {
 	s.issuer = eng.Issuer()
 	if s.hooks, err = hooks.New(hooks.Config{
 		Controller: ctl, TaskOptions: s.hookTask, Certify: s.certifyHook,
-		Approval: opts.HookApproval, ExplicitAllow: opts.HookExplicitAllow,
+		Approval: opts.HookApproval, ExplicitAllow: opts.HookExplicitAllow, Sessions: eng.Sessions,
 	}); err != nil {
 		return nil, err
 	}

@@ -99,7 +99,12 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		log.Warn("listening beyond loopback: every client that reaches this address and holds the token can govern", slog.String("addr", ln.Addr().String()))
 	}
 
-	eng, err := openEngine(ctx, o.data)
+	// Every load of a module from outside is answered before the write
+	// timeout cuts the connection (server.LoadTimeout).
+	opts := engineOptions(ctx, o.data)
+	hostCfg := opts.Host.WithLoadTimeout(server.LoadTimeout)
+	opts.Host = &hostCfg
+	eng, err := openEngineWith(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -72,17 +72,19 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		return "", false
 	}
 	allowed := map[string][]string{
-		"governance":  {},
-		"abi":         {},
-		"evidence":    {"governance", "evidence", filepath.Join("internal", "pgdb")},
-		"policy":      {"governance", "policy", filepath.Join("internal", "pgdb")},
+		"governance": {},
+		"abi":        {},
+		"evidence":   {"governance", "evidence", filepath.Join("internal", "pgdb")},
+		// policy/policyfile's templates and the default profiles name abi's
+		// operations and tool ids.
+		"policy":      {"governance", "abi", "policy", filepath.Join("internal", "pgdb")},
 		"sdk":         {"abi", "sdk"},
 		"plugins":     {"abi", "sdk", "plugins"},
 		"certify":     {"governance", "evidence", "checkpoint", "certify"},
 		"checkpoint":  {"checkpoint"},
 		"controller":  {"governance", "evidence", "policy", "abi", "certify", "controller"},
 		"host":        {"abi", "governance", "host"},
-		"agents":      {"governance", "controller", "agents"},
+		"agents":      {"governance", "abi", "controller", "agents"},
 		"hooks":       {"agents", "controller", "governance", "abi", "hooks"},
 		"hookclient":  {"agents", "hooks", "hookclient"},
 		"hookinstall": {"agents", "hookinstall"},
@@ -96,8 +98,8 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"api":                             {"governance"},
 		filepath.Join("server", "client"): {"governance", "api"},
 		// The MCP proxy: the embedded assembly (root package) or the
-		// sidecar's client; pathguard only for the operation vocabulary's names.
-		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("plugins", "pathguard"), filepath.Join("internal", "bearer"), "mcp"},
+		// sidecar's client.
+		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("internal", "bearer"), "mcp"},
 		// The bearer-token check both listeners make.
 		filepath.Join("internal", "bearer"): {},
 		// The server-sent event loop the API and the console share.

@@ -386,39 +386,91 @@ impl<'a> Reader<'a> {
         Some(&b[start..i])
     }
 
-    /// Skips one value and returns its raw bytes.
+    /// Skips one value and returns its raw bytes. It loops with a stack of
+    /// open containers instead of recursing: a document nested 10 000 deep
+    /// must not hit the host's call-depth bound (gate.stack_limit) where the
+    /// Go decoder answers.
     pub fn skip(&mut self) -> Option<&'a [u8]> {
         let start = self.i;
-        match self.peek() {
-            b'"' => {
-                self.scan_string()?;
-            }
-            b'{' => {
-                self.object(|r, _| r.skip().map(|_| ()))?;
-            }
-            b'[' => {
-                self.array(|r| r.skip().map(|_| ()))?;
-            }
-            b't' => {
-                if !self.literal(b"true") {
-                    return None;
+        let mut open: Vec<u8> = Vec::new(); // the closers of the open containers
+        'value: loop {
+            match self.peek() {
+                b'"' => {
+                    self.scan_string()?;
+                }
+                c @ (b'{' | b'[') => {
+                    let closer = if c == b'{' { b'}' } else { b']' };
+                    open.push(closer);
+                    if self.depth + open.len() > MAX_DEPTH {
+                        return None;
+                    }
+                    self.i += 1;
+                    self.ws();
+                    if self.peek() == closer {
+                        self.i += 1;
+                        open.pop();
+                    } else {
+                        if closer == b'}' {
+                            self.member_name()?;
+                        }
+                        continue 'value;
+                    }
+                }
+                b't' => {
+                    if !self.literal(b"true") {
+                        return None;
+                    }
+                }
+                b'f' => {
+                    if !self.literal(b"false") {
+                        return None;
+                    }
+                }
+                b'n' => {
+                    if !self.literal(b"null") {
+                        return None;
+                    }
+                }
+                _ => {
+                    self.number()?;
                 }
             }
-            b'f' => {
-                if !self.literal(b"false") {
-                    return None;
+            // After a value: close containers, or go on to the next member.
+            loop {
+                let closer = match open.last() {
+                    None => return Some(&self.b[start..self.i]),
+                    Some(&c) => c,
+                };
+                self.ws();
+                match self.peek() {
+                    b',' => {
+                        self.i += 1;
+                        self.ws();
+                        if closer == b'}' {
+                            self.member_name()?;
+                        }
+                        continue 'value;
+                    }
+                    c if c == closer => {
+                        self.i += 1;
+                        open.pop();
+                    }
+                    _ => return None,
                 }
-            }
-            b'n' => {
-                if !self.literal(b"null") {
-                    return None;
-                }
-            }
-            _ => {
-                self.number()?;
             }
         }
-        Some(&self.b[start..self.i])
+    }
+
+    /// Reads a member name and its colon, leaving the reader at the value.
+    fn member_name(&mut self) -> Option<()> {
+        self.scan_string()?;
+        self.ws();
+        if self.peek() != b':' {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        Some(())
     }
 
     /// Reads an object, calling member(reader, key) with the reader at each

@@ -36,6 +36,9 @@ type corpusLine struct {
 	Event   string          `json:"event"`
 	What    string          `json:"what"`
 	Payload json.RawMessage `json:"payload"`
+	// Gap marks a dangerous call the default policy is known not to block
+	// (docs/default-policy.md, "Known gaps"): counted on its own.
+	Gap string `json:"gap"`
 }
 
 func loadCorpus(t *testing.T, agent, kind string) []corpusLine {
@@ -269,6 +272,7 @@ func TestSessions_CorpusUnderEveryProfile(t *testing.T) {
 	type row struct {
 		profile, transport string
 		ordinary, danger   tally
+		gaps               tally
 		asked, denied      []string
 	}
 	var rows []row
@@ -281,11 +285,15 @@ func TestSessions_CorpusUnderEveryProfile(t *testing.T) {
 			send replayer
 		}{{"http", httpReplayer(srv, held)}, {"command", commandReplayer(t, srv, held)}}
 		for _, tr := range transports {
-			r := row{profile: profile, transport: tr.name, ordinary: tally{}, danger: tally{}}
+			r := row{profile: profile, transport: tr.name, ordinary: tally{}, danger: tally{}, gaps: tally{}}
 			for _, agent := range agentNames {
 				for _, kind := range []string{"ordinary", "dangerous"} {
 					for _, l := range loadCorpus(t, agent, kind) {
 						got := tr.send(t, agent, l.Event, w.fill(l.Payload, data, profile+"-"+tr.name))
+						if l.Gap != "" {
+							r.gaps[got]++
+							continue
+						}
 						if kind == "ordinary" {
 							r.ordinary[got]++
 							if got != outAllow && profile == profiles.Balanced {
@@ -305,12 +313,12 @@ func TestSessions_CorpusUnderEveryProfile(t *testing.T) {
 		held.close()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| profile | transport | ordinary calls | allowed | asked | denied | dangerous calls | blocked (denied + asked) | denied | asked | allowed |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| profile | transport | ordinary calls | allowed | asked | denied | dangerous calls | blocked (denied + asked) | denied | asked | allowed | known gaps (blocked / total) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d (%.1f %%) | %d | %d | %d (%.0f %%) | %d | %d | %d |\n", r.profile, r.transport,
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d (%.1f %%) | %d | %d | %d (%.0f %%) | %d | %d | %d | %d / %d |\n", r.profile, r.transport,
 			r.ordinary.total(), r.ordinary[outAllow], r.ordinary[outAsk], 100*float64(r.ordinary[outAsk])/float64(r.ordinary.total()), r.ordinary[outDeny],
 			r.danger.total(), r.danger[outDeny]+r.danger[outAsk], 100*float64(r.danger[outDeny]+r.danger[outAsk])/float64(r.danger.total()),
-			r.danger[outDeny], r.danger[outAsk], r.danger[outAllow])
+			r.danger[outDeny], r.danger[outAsk], r.danger[outAllow], r.gaps[outDeny]+r.gaps[outAsk], r.gaps.total())
 	}
 	t.Log(b.String())
 	for _, r := range rows {
@@ -322,5 +330,107 @@ func TestSessions_CorpusUnderEveryProfile(t *testing.T) {
 		require.Zero(t, r.danger[outAllow], "%s: dangerous calls allowed under balanced: %v", r.transport, r.denied)
 		require.GreaterOrEqual(t, r.ordinary.total(), 5*150)
 		require.GreaterOrEqual(t, r.danger.total(), 5*60)
+	}
+}
+
+// preTool is one pre-tool payload of agent in its documented format (the
+// same shapes as the corpus): tool is the agent's tool name, input its
+// tool input.
+func preTool(agent, sid, cwd, tool string, input map[string]any) (payload []byte, event string) {
+	var m map[string]any
+	switch agent {
+	case "claude":
+		m = map[string]any{"session_id": sid, "transcript_path": "/tmp/t.jsonl", "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_1"}
+	case "codex":
+		m = map[string]any{"session_id": sid, "turn_id": "t1", "transcript_path": "/tmp/r.jsonl", "cwd": cwd, "hook_event_name": "PreToolUse", "model": "gpt-5.5", "permission_mode": "default", "tool_name": tool, "tool_input": input, "tool_use_id": "call_1"}
+	case "gemini":
+		m = map[string]any{"session_id": sid, "transcript_path": "/tmp/s.json", "cwd": cwd, "hook_event_name": "BeforeTool", "timestamp": "2026-12-05T10:00:00.000Z", "tool_name": tool, "tool_input": input}
+	case "cursor":
+		m = map[string]any{"conversation_id": sid, "generation_id": "g1", "model": "m", "hook_event_name": "preToolUse", "cursor_version": "2.1.0", "workspace_roots": []string{cwd}, "transcript_path": "/tmp/c.json", "tool_name": tool, "tool_input": input, "tool_use_id": "tu1", "cwd": cwd}
+	case "copilot":
+		m, event = map[string]any{"sessionId": sid, "timestamp": 1764928800000, "cwd": cwd, "toolName": tool, "toolArgs": input}, "preToolUse"
+	}
+	b, _ := json.Marshal(m)
+	return b, event
+}
+
+// TestDefaultPolicy_FiveAgents: the default install (serve with no
+// --policy and no --profile), each of the five agents, over HTTP and
+// through govhost-hook: reads, writes and edits inside the workspace are
+// not denied, ~/.ssh/id_rsa is denied, rm -rf / is denied, ls is not
+// asked.
+func TestDefaultPolicy_FiveAgents(t *testing.T) {
+	w := newSessionWorld(t)
+	data := t.TempDir()
+	srv := startServe(t, data)
+	require.Contains(t, srv.stdout.String(), "@balanced-1", "a fresh data directory runs the balanced default policy")
+	held := watchApprovals(srv)
+	defer held.close()
+	key := filepath.Join(w.home, ".ssh", "id_rsa")
+	inside := filepath.Join(w.ws, "internal", "cart", "cart.go")
+	created := filepath.Join(w.ws, "internal", "cart", "new.go")
+	type step struct {
+		name, tool string
+		input      map[string]any
+		check      func(outcome) bool
+		want       string
+	}
+	notDenied := func(o outcome) bool { return o != outDeny }
+	denied := func(o outcome) bool { return o == outDeny }
+	allowed := func(o outcome) bool { return o == outAllow }
+	steps := map[string][]step{
+		"claude": {
+			{"read inside", "Read", map[string]any{"file_path": inside}, notDenied, "not denied"},
+			{"write inside", "Write", map[string]any{"file_path": created, "content": "package cart\n"}, notDenied, "not denied"},
+			{"edit inside", "Edit", map[string]any{"file_path": inside, "old_string": "x", "new_string": "y"}, notDenied, "not denied"},
+			{"read the ssh key", "Read", map[string]any{"file_path": key}, denied, "denied"},
+			{"rm -rf /", "Bash", map[string]any{"command": "rm -rf /"}, denied, "denied"},
+			{"ls", "Bash", map[string]any{"command": "ls"}, allowed, "allowed without asking"},
+		},
+		"codex": {
+			{"read inside", "Bash", map[string]any{"command": "cat internal/cart/cart.go"}, notDenied, "not denied"},
+			{"write inside", "apply_patch", map[string]any{"command": "*** Begin Patch\n*** Add File: internal/cart/new.go\n+package cart\n*** End Patch\n"}, notDenied, "not denied"},
+			{"edit inside", "apply_patch", map[string]any{"command": "*** Begin Patch\n*** Update File: internal/cart/cart.go\n@@\n-x\n+y\n*** End Patch\n"}, notDenied, "not denied"},
+			{"read the ssh key", "Read", map[string]any{"file_path": key}, denied, "denied"},
+			{"cat the ssh key", "Bash", map[string]any{"command": "cat " + key}, denied, "denied"},
+			{"rm -rf /", "Bash", map[string]any{"command": "rm -rf /"}, denied, "denied"},
+			{"ls", "Bash", map[string]any{"command": "ls"}, allowed, "allowed without asking"},
+		},
+		"gemini": {
+			{"read inside", "read_file", map[string]any{"file_path": inside}, notDenied, "not denied"},
+			{"write inside", "write_file", map[string]any{"file_path": created, "content": "x"}, notDenied, "not denied"},
+			{"edit inside", "replace", map[string]any{"file_path": inside, "old_string": "x", "new_string": "y"}, notDenied, "not denied"},
+			{"read the ssh key", "read_file", map[string]any{"file_path": key}, denied, "denied"},
+			{"rm -rf /", "run_shell_command", map[string]any{"command": "rm -rf /"}, denied, "denied"},
+			{"ls", "run_shell_command", map[string]any{"command": "ls"}, allowed, "allowed without asking"},
+		},
+		"cursor": {
+			{"read inside", "Read", map[string]any{"file_path": inside}, notDenied, "not denied"},
+			{"write inside", "Write", map[string]any{"file_path": created, "contents": "x"}, notDenied, "not denied"},
+			{"edit inside", "Edit", map[string]any{"file_path": inside, "old_string": "x", "new_string": "y"}, notDenied, "not denied"},
+			{"read the ssh key", "Read", map[string]any{"file_path": key}, denied, "denied"},
+			{"rm -rf /", "Shell", map[string]any{"command": "rm -rf /", "working_directory": w.ws}, denied, "denied"},
+			{"ls", "Shell", map[string]any{"command": "ls", "working_directory": w.ws}, allowed, "allowed without asking"},
+		},
+		"copilot": {
+			{"read inside", "view", map[string]any{"path": inside}, notDenied, "not denied"},
+			{"write inside", "create", map[string]any{"path": created, "file_text": "x"}, notDenied, "not denied"},
+			{"edit inside", "edit", map[string]any{"path": inside, "old_str": "x", "new_str": "y"}, notDenied, "not denied"},
+			{"read the ssh key", "view", map[string]any{"path": key}, denied, "denied"},
+			{"rm -rf /", "bash", map[string]any{"command": "rm -rf /"}, denied, "denied"},
+			{"ls", "bash", map[string]any{"command": "ls"}, allowed, "allowed without asking"},
+		},
+	}
+	for _, tr := range []struct {
+		name string
+		send replayer
+	}{{"http", httpReplayer(srv, held)}, {"command", commandReplayer(t, srv, held)}} {
+		for _, agent := range agentNames {
+			for _, s := range steps[agent] {
+				payload, event := preTool(agent, agent+"-"+tr.name, w.ws, s.tool, s.input)
+				got := tr.send(t, agent, event, payload)
+				require.True(t, s.check(got), "%s over %s, %s: got %s, want %s", agent, tr.name, s.name, got, s.want)
+			}
+		}
 	}
 }

@@ -6,7 +6,8 @@ agent's documented format (agents/testdata/<agent>.json names the source of
 each format). {{WS}} is the workspace (a git repository), {{HOME}} the home
 directory and {{DATA}} govhost's data directory; the replay test fills them
 in. Each line: {"event": <the ?event= / --event name, Copilot's camelCase
-only>, "what": <a short label>, "payload": {...}}. Run: python3 gen.py"""
+only>, "what": <a short label>, "payload": {...}, "gap": <set on a
+dangerous call the default policy is known not to block, and why>}. Run: python3 gen.py"""
 import json, os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -234,6 +235,11 @@ def render(agent, steps, kind):
             continue
         what = step[0] + " " + (step[1] if len(step) > 1 else "")
         line = {"what": what[:120], "payload": p}
+        if agent == "codex" and step[:2] == ("read", WS + "/docs/deploy-key"):
+            # Codex reads through its shell: `sed -n … docs/deploy-key`, an
+            # innocent name for a symlink to a private key. No gate sees
+            # where a shell word points (docs/default-policy.md, "Known gaps").
+            line["gap"] = "a shell command reading a symlink to a secret under an innocent name"
         if agent == "copilot":
             line["event"] = "preToolUse"
         out.append(line)

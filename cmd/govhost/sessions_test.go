@@ -196,11 +196,11 @@ func (h *heldApprovals) close() { close(h.stop); <-h.done }
 
 // replayer sends one payload through one transport and says what the
 // agent would do.
-type replayer func(t *testing.T, agent, event string, payload []byte) outcome
+type replayer func(t *testing.T, agent, event string, payload []byte) (outcome, string)
 
 func httpReplayer(srv *served, held *heldApprovals) replayer {
 	token, _ := os.ReadFile(filepath.Join(srv.data, "token"))
-	return func(t *testing.T, agent, event string, payload []byte) outcome {
+	return func(t *testing.T, agent, event string, payload []byte) (outcome, string) {
 		url := srv.url + "/v1/hooks/" + agent + "?format=command"
 		if event != "" {
 			url += "&event=" + event
@@ -219,15 +219,15 @@ func httpReplayer(srv *served, held *heldApprovals) replayer {
 		}
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
 		if held.n.Load() > before {
-			return outAsk
+			return outAsk, string(env.Body)
 		}
-		return classify(env.Exit, env.Body)
+		return classify(env.Exit, env.Body), string(env.Body)
 	}
 }
 
 func commandReplayer(t *testing.T, srv *served, held *heldApprovals) replayer {
 	bin := hookBinary(t)
-	return func(t *testing.T, agent, event string, payload []byte) outcome {
+	return func(t *testing.T, agent, event string, payload []byte) (outcome, string) {
 		args := []string{"--agent", agent, "--url", srv.url, "--token-file", filepath.Join(srv.data, "token")}
 		if event != "" {
 			args = append(args, "--event", event)
@@ -244,14 +244,14 @@ func commandReplayer(t *testing.T, srv *served, held *heldApprovals) replayer {
 		} else {
 			require.NoError(t, err)
 		}
-		if held.n.Load() > before {
-			return outAsk
-		}
 		body := bytes.TrimSpace(out.Bytes())
+		if held.n.Load() > before {
+			return outAsk, string(body)
+		}
 		if len(body) == 0 {
 			body = []byte("{}")
 		}
-		return classify(exit, body)
+		return classify(exit, body), string(body)
 	}
 }
 
@@ -289,7 +289,7 @@ func TestSessions_CorpusUnderEveryProfile(t *testing.T) {
 			for _, agent := range agentNames {
 				for _, kind := range []string{"ordinary", "dangerous"} {
 					for _, l := range loadCorpus(t, agent, kind) {
-						got := tr.send(t, agent, l.Event, w.fill(l.Payload, data, profile+"-"+tr.name))
+						got, _ := tr.send(t, agent, l.Event, w.fill(l.Payload, data, profile+"-"+tr.name))
 						if l.Gap != "" {
 							r.gaps[got]++
 							continue
@@ -333,20 +333,23 @@ func TestSessions_CorpusUnderEveryProfile(t *testing.T) {
 	}
 }
 
+var preToolSeq atomic.Int64
+
 // preTool is one pre-tool payload of agent in its documented format (the
 // same shapes as the corpus): tool is the agent's tool name, input its
 // tool input.
 func preTool(agent, sid, cwd, tool string, input map[string]any) (payload []byte, event string) {
+	n := preToolSeq.Add(1) // every call its own tool-use id
 	var m map[string]any
 	switch agent {
 	case "claude":
-		m = map[string]any{"session_id": sid, "transcript_path": "/tmp/t.jsonl", "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_1"}
+		m = map[string]any{"session_id": sid, "transcript_path": "/tmp/t.jsonl", "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input, "tool_use_id": fmt.Sprintf("toolu_%d", n)}
 	case "codex":
-		m = map[string]any{"session_id": sid, "turn_id": "t1", "transcript_path": "/tmp/r.jsonl", "cwd": cwd, "hook_event_name": "PreToolUse", "model": "gpt-5.5", "permission_mode": "default", "tool_name": tool, "tool_input": input, "tool_use_id": "call_1"}
+		m = map[string]any{"session_id": sid, "turn_id": "t1", "transcript_path": "/tmp/r.jsonl", "cwd": cwd, "hook_event_name": "PreToolUse", "model": "gpt-5.5", "permission_mode": "default", "tool_name": tool, "tool_input": input, "tool_use_id": fmt.Sprintf("call_%d", n)}
 	case "gemini":
 		m = map[string]any{"session_id": sid, "transcript_path": "/tmp/s.json", "cwd": cwd, "hook_event_name": "BeforeTool", "timestamp": "2026-12-05T10:00:00.000Z", "tool_name": tool, "tool_input": input}
 	case "cursor":
-		m = map[string]any{"conversation_id": sid, "generation_id": "g1", "model": "m", "hook_event_name": "preToolUse", "cursor_version": "2.1.0", "workspace_roots": []string{cwd}, "transcript_path": "/tmp/c.json", "tool_name": tool, "tool_input": input, "tool_use_id": "tu1", "cwd": cwd}
+		m = map[string]any{"conversation_id": sid, "generation_id": "g1", "model": "m", "hook_event_name": "preToolUse", "cursor_version": "2.1.0", "workspace_roots": []string{cwd}, "transcript_path": "/tmp/c.json", "tool_name": tool, "tool_input": input, "tool_use_id": fmt.Sprintf("tu%d", n), "cwd": cwd}
 	case "copilot":
 		m, event = map[string]any{"sessionId": sid, "timestamp": 1764928800000, "cwd": cwd, "toolName": tool, "toolArgs": input}, "preToolUse"
 	}
@@ -428,8 +431,8 @@ func TestDefaultPolicy_FiveAgents(t *testing.T) {
 		for _, agent := range agentNames {
 			for _, s := range steps[agent] {
 				payload, event := preTool(agent, agent+"-"+tr.name, w.ws, s.tool, s.input)
-				got := tr.send(t, agent, event, payload)
-				require.True(t, s.check(got), "%s over %s, %s: got %s, want %s", agent, tr.name, s.name, got, s.want)
+				got, body := tr.send(t, agent, event, payload)
+				require.True(t, s.check(got), "%s over %s, %s: got %s (%s), want %s", agent, tr.name, s.name, got, body, s.want)
 			}
 		}
 	}

@@ -96,8 +96,11 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	}
 	defer eng.Close(context.WithoutCancel(ctx))
 	metrics := server.NewMetrics()
+	base := "http://" + ln.Addr().String()
+	absToken, _ := filepath.Abs(tokenFile)
 	svc, err := service.New(eng, service.Options{PermitLease: o.permitLease, Observer: metrics, Logger: log,
-		HookApproval: hooks.ApprovalMode(o.hookApproval), HookExplicitAllow: o.hookAllow})
+		HookApproval: hooks.ApprovalMode(o.hookApproval), HookExplicitAllow: o.hookAllow,
+		HookSidecar: hooks.Sidecar{URL: base, TokenFile: absToken}})
 	if err != nil {
 		return err
 	}
@@ -120,7 +123,6 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		return invalidError(fmt.Errorf("loading the gates of %s@%s: %w", pol.PolicyID, pol.Version, err))
 	}
 
-	base := "http://" + ln.Addr().String()
 	how := "installed now"
 	if !installed {
 		how = "already active"

@@ -39,10 +39,22 @@ type Config struct {
 	ExplicitAllow bool
 	// Facts answers whether a path exists; default: the filesystem.
 	Facts agents.HostFacts
+	// Head returns a chain's head hash, for the session-end notice's
+	// verify command when no certificate names it; nil leaves it out.
+	Head func(ctx context.Context, chain uuid.UUID) (string, error)
+	// Sidecar is how a person reaches this server; the session-end notice
+	// prints commands that read the chain through it.
+	Sidecar Sidecar
 	// Sessions keeps each open session's task durably, so a session
 	// continues its task after a restart; nil keeps them in memory only
 	// (a restart then starts a new task and leaves the old one open).
 	Sessions SessionStore
+}
+
+// Sidecar is the address and token file of the server the hooks run in.
+type Sidecar struct {
+	URL       string
+	TokenFile string
 }
 
 // Service runs agent sessions as governed tasks. Safe for concurrent use.
@@ -71,6 +83,9 @@ type Ended struct {
 	SessionID   string
 	Boundary    governance.ClosedTaskBoundary
 	Certificate *governance.TaskCertificate
+	// Head is the chain's head after TASK_CLOSED, when Config.Head could
+	// read it.
+	Head string
 	// Unreported counts authorized calls the agent never reported; they
 	// were completed as failed ("no_outcome") before the task closed.
 	Unreported int

@@ -120,8 +120,11 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if o.notifyURL != "" && !o.console {
 		return usageErrorf("--notify needs the console (its links open a confirmation page in it)")
 	}
+	base := "http://" + ln.Addr().String()
+	absToken, _ := filepath.Abs(tokenFile)
 	svc, err := service.New(eng, service.Options{PermitLease: o.permitLease, Observer: metrics, Logger: log, ApprovalTimeout: o.approvalTimeout,
-		HookApproval: hooks.ApprovalMode(o.hookApproval), HookExplicitAllow: o.hookAllow})
+		HookApproval: hooks.ApprovalMode(o.hookApproval), HookExplicitAllow: o.hookAllow,
+		HookSidecar: hooks.Sidecar{URL: base, TokenFile: absToken}})
 	if err != nil {
 		return err
 	}
@@ -138,7 +141,6 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return invalidError(fmt.Errorf("policy: %w", err))
 	}
-	base := "http://" + ln.Addr().String()
 	var ui *console.Console
 	if o.console {
 		if ui, err = console.New(console.Config{Service: svc, BaseURL: base, NotifyURL: o.notifyURL, NotifyFormat: o.notifyFormat, Logger: log}); err != nil {

@@ -12,6 +12,7 @@ import (
 // Codes the server itself answers with, besides the service's.
 const (
 	codeUnauthorized     = "unauthorized"
+	codeForbidden        = "forbidden"
 	codeMalformedJSON    = "malformed_json"
 	codeTrailingData     = "trailing_data"
 	codeUnknownField     = "unknown_field"
@@ -25,6 +26,7 @@ const (
 // statusOf maps every stable code to its one HTTP status.
 var statusOf = map[string]int{
 	codeUnauthorized:                     http.StatusUnauthorized,
+	codeForbidden:                        http.StatusForbidden,
 	codeMalformedJSON:                    http.StatusBadRequest,
 	codeTrailingData:                     http.StatusBadRequest,
 	codeUnknownField:                     http.StatusBadRequest,

@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/hooks"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 
@@ -46,6 +46,12 @@ var routes = []route{
 	{method: "POST", pattern: "/v1/modules", handle: (*Server).uploadModule, bodyLimit: func(s *Server) int64 { return s.maxModule }},
 	{method: "GET", pattern: "/v1/modules", handle: (*Server).listModules},
 	{method: "GET", pattern: "/v1/modules/{digest}", handle: (*Server).showModule},
+	{method: "GET", pattern: "/v1/policies", handle: (*Server).listPolicies},
+	{method: "GET", pattern: "/v1/policies/{policy_id}", handle: (*Server).policyVersions},
+	{method: "GET", pattern: "/v1/tasks/{task_id}/bundle", handle: (*Server).bundle},
+	{method: "POST", pattern: "/v1/checkpoints", role: roleOperator, handle: (*Server).signCheckpoint},
+	{method: "POST", pattern: "/v1/tasks/{task_id}/exceptions", role: roleOperator, handle: (*Server).grantException},
+	{method: "POST", pattern: "/v1/tasks/{task_id}/break-glass", role: roleOperator, handle: (*Server).breakGlass},
 	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, bodyLimit: func(*Server) int64 { return hooks.MaxBody }},
 	{method: "GET", pattern: "/v1/hooks/{agent}/sessions/{session_id}", handle: (*Server).hook},
 }

@@ -14,10 +14,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/server"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 	"github.com/govhost/govhost/service"
 )
@@ -151,7 +151,8 @@ func TestAPI_GovernedSessionEndToEnd(t *testing.T) {
 	require.Equal(t, "staged", put.ReleaseState)
 	_, err = c.ActivatePolicy(ctx, pid, "1", &governance.ActorRef{Kind: "user", ID: "ops"})
 	require.NoError(t, err)
-	require.NoError(t, c.BindPolicy(ctx, pid, "1", api.BindRequest{Scope: "role", Selector: "ci"}))
+	_, err = c.BindPolicy(ctx, pid, "1", api.BindRequest{Scope: "role", Selector: "ci"})
+	require.NoError(t, err)
 	pol, err = c.ResolvePolicy(ctx, "ci", "")
 	require.NoError(t, err)
 	require.Equal(t, pid, pol.PolicyID)

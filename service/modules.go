@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/govhost/govhost"
-	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 )
 
 // Codes of module uploads besides the host's own (gate.*, every code in

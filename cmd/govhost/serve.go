@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/server"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

@@ -251,6 +251,13 @@ func appendString(dst []byte, s string) ([]byte, error) {
 	if !utf8.ValidString(s) {
 		return nil, &CanonicalError{Reason: "string is not valid UTF-8"}
 	}
+	return appendEscaped(dst, s), nil
+}
+
+// appendEscaped is appendString for text known to be valid UTF-8 (checked
+// by the caller, or written by this package): the host side's one JSON
+// string escaper.
+func appendEscaped[T ~string | ~[]byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -280,7 +287,7 @@ func appendString(dst []byte, s string) ([]byte, error) {
 		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
-	return append(dst, '"'), nil
+	return append(dst, '"')
 }
 
 // at prefixes a *CanonicalError's path with seg as the error unwinds, so

@@ -3,8 +3,8 @@ package governance
 import (
 	"crypto/sha256"
 	"errors"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 

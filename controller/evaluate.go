@@ -198,6 +198,9 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 			return denied, extra
 		}
 		res.replaced = &next
+		if op.approvedArgs == nil {
+			op.approvedArgs = map[string]string{}
+		}
 		op.approvedArgs[b.GateID()] = next.Digest
 		op.recheck = true
 	}

@@ -20,8 +20,10 @@ type operation struct {
 	ctx  governance.OperationContext
 	snap governance.PolicySnapshot
 	args Arguments
-	// evaluated collects the GATE_EVALUATED records of this operation.
-	evaluated []recordSpec
+	// evaluated collects the GATE_EVALUATED records of this operation, in
+	// evaluatedInline while they fit (three gates and a denial do).
+	evaluated       []recordSpec
+	evaluatedInline [8]recordSpec
 	// unsynced holds records applied but not yet durable (recordUnsynced):
 	// the next append makes them durable and projects them first.
 	unsynced []governance.EvidenceRecord
@@ -66,7 +68,8 @@ func (op *operation) opID() uuid.NullUUID {
 }
 
 func newOperation(c *InvocationController, call Call, opctx governance.OperationContext, t *Task) *operation {
-	op := &operation{c: c, call: call, ctx: opctx, task: t, approvedArgs: map[string]string{}}
+	op := &operation{c: c, call: call, ctx: opctx, task: t}
+	op.evaluated = op.evaluatedInline[:0]
 	from := t
 	if from == nil {
 		from = c.openTask(opctx.TaskBoundaryID)
@@ -225,11 +228,10 @@ func (op *operation) complete(ctx context.Context, p *issued, out Outcome) error
 // outage (GovernanceEvidenceError) rather than "policy.invalid".
 func (op *operation) pinPolicy(ctx context.Context) (string, error) {
 	snap, err := op.c.cfg.Policies.Get(ctx, op.ctx.PolicyID, op.ctx.PolicyVersion)
-	var nf *governance.PolicyNotFoundError
 	switch {
 	case errors.Is(err, governance.ErrStoreUnavailable):
 		return "", err
-	case errors.As(err, &nf):
+	case isPolicyNotFound(err):
 		return ReasonPolicyNotFound, nil
 	case err != nil:
 		return ReasonPolicyInvalid, nil
@@ -240,6 +242,17 @@ func (op *operation) pinPolicy(ctx context.Context) (string, error) {
 	}
 	op.snap = snap
 	return "", nil
+}
+
+// isPolicyNotFound is errors.As for a *governance.PolicyNotFoundError, in
+// a function of its own so that its target is allocated only when there
+// is an error to look into.
+func isPolicyNotFound(err error) bool {
+	if err == nil {
+		return false
+	}
+	var nf *governance.PolicyNotFoundError
+	return errors.As(err, &nf)
 }
 
 func (op *operation) startedPayload() *governance.Fields {

@@ -102,7 +102,7 @@ func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 		}
 		if i == 0 {
 			// The head is the caller's: its hash must be a digest.
-			if err := checkOptionalDigest("previous_chain_hash", string(text[prevStart:prevEnd])); err != nil {
+			if err := checkOptionalDigest("previous_chain_hash", r.previousOf(head)); err != nil {
 				return nil, err
 			}
 		}
@@ -122,6 +122,14 @@ func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 		recs[i].PreviousChainHash, prev = prev, recs[i].ChainHash
 	}
 	return recs, nil
+}
+
+// previousOf is the previous chain hash of the record after head.
+func (r *EvidenceRecord) previousOf(head ChainHead) string {
+	if head.IsEmpty() {
+		return ""
+	}
+	return head.Hash
 }
 
 // at0 is where the first record's payload starts (after head's hash), or

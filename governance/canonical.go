@@ -33,7 +33,9 @@ const HashAlgorithm = "sha256-v1"
 // pointers to them, channels, invalid UTF-8 — is refused with a
 // *CanonicalError naming the path to the bad value.
 func Canonical(v any) ([]byte, error) {
-	return AppendCanonical(nil, v)
+	// NB: room for a typical argument object or payload up front, rather
+	// than growing from nothing through four reallocations.
+	return AppendCanonical(make([]byte, 0, 128), v)
 }
 
 // AppendCanonical appends the canonical JSON text of v to dst.

@@ -11,8 +11,12 @@ import (
 	"strings"
 )
 
-// TokenFileName is the bearer token's file in the data directory.
-const TokenFileName = "token"
+// TokenFileName is the agents' bearer token's file in the data directory,
+// OperatorTokenFileName the operator's (both created by serve, mode 0600).
+const (
+	TokenFileName         = "token"
+	OperatorTokenFileName = "operator-token"
+)
 
 // LoadOrCreateToken returns the bearer token in path, creating the file
 // (mode 0600, 32 random bytes as hex) when it does not exist; created says

@@ -21,6 +21,7 @@ const (
 	codeNotReady         = "not_ready"
 	codeInternal         = "internal"
 	codeUploadBusy       = "upload_busy"
+	codeForbidden        = "forbidden"
 )
 
 // statusOf maps every stable code to its one HTTP status.
@@ -35,6 +36,8 @@ var statusOf = map[string]int{
 	codeNotReady:                         http.StatusServiceUnavailable,
 	codeInternal:                         http.StatusInternalServerError,
 	codeUploadBusy:                       http.StatusServiceUnavailable,
+	codeForbidden:                        http.StatusForbidden,
+	string(service.CodeBindAmbiguous):    http.StatusConflict,
 	string(service.CodeLoadBusy):         http.StatusServiceUnavailable,
 	string(service.CodeInvalidRequest):   http.StatusBadRequest,
 	string(service.CodeTaskNotFound):     http.StatusNotFound,

@@ -26,7 +26,13 @@ import (
 	"github.com/govhost/govhost/service"
 )
 
-const testToken = "0123456789abcdef0123456789abcdef-test-token"
+// testToken is the operator's token (accepted on every route) and
+// testAgentToken the agents' (refused on operator routes): the tests that
+// are not about roles act as the operator.
+const (
+	testToken      = "0123456789abcdef0123456789abcdef-test-token"
+	testAgentToken = "fedcba9876543210fedcba9876543210-agent-token"
+)
 
 // testMaxModule bounds module uploads in the tests' servers (the default,
 // 32 MiB, would make the oversize case slow to send).
@@ -100,7 +106,7 @@ func openEnv(t testing.TB, validate bool) *env {
 	pol, _, err := svc.EnsurePolicy(ctx, "")
 	require.NoError(t, err)
 	require.NoError(t, svc.WarmUp(ctx, pol))
-	srv, err := server.New(server.Config{Service: svc, Token: testToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})
+	srv, err := server.New(server.Config{Service: svc, Token: testAgentToken, OperatorToken: testToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})
 	require.NoError(t, err)
 	srv.SetReady()
 	e := &env{t: t, eng: eng, svc: svc, srv: srv, modules: filepath.Join(dir, "data", "modules")}

@@ -46,8 +46,14 @@ const (
 // Config configures a Server.
 type Config struct {
 	Service *service.Service
-	// Token is the bearer token every route but /healthz and /readyz needs.
+	// Token is the agents' bearer token (DATA/token): every route but
+	// /healthz and /readyz needs it or the operator token.
 	Token string
+	// OperatorToken is the operator's bearer token (DATA/operator-token):
+	// the routes that change what governs (policies, bindings, modules,
+	// exceptions) need it; the agents' token gets 403 there. It must differ
+	// from Token.
+	OperatorToken string
 	// MaxBody bounds request bodies (default DefaultMaxBody).
 	MaxBody int64
 	// MaxModuleBody bounds an uploaded gate module, POST /v1/modules
@@ -60,7 +66,8 @@ type Config struct {
 // Server is the HTTP API over one service.
 type Server struct {
 	svc          *service.Service
-	token        bearer.Token
+	token        bearer.Token // the agents'
+	operator     bearer.Token
 	maxBody      int64
 	maxModule    int64
 	metrics      *Metrics
@@ -75,10 +82,28 @@ type Server struct {
 	stopFunc context.CancelFunc
 }
 
+// role is who may call a route: the agents' token (roleAgent, the default)
+// or only the operator's (roleOperator). The operator token is accepted
+// on agent routes too.
+type role uint8
+
+const (
+	roleAgent role = iota
+	roleOperator
+)
+
+func (r role) String() string {
+	if r == roleOperator {
+		return "operator"
+	}
+	return "agent"
+}
+
 // route is one documented endpoint; Routes lists them for the OpenAPI test.
 type route struct {
 	method, pattern string
 	public          bool
+	role            role
 	handle          func(s *Server, w http.ResponseWriter, r *http.Request) error
 	// bodyLimit, when set and above the server's body limit, replaces it:
 	// hook inputs carry whole files, gate modules are megabytes.
@@ -96,8 +121,11 @@ func Routes() []string {
 
 // New returns a server; it answers 503 on /readyz until SetReady.
 func New(cfg Config) (*Server, error) {
-	if cfg.Service == nil || len(cfg.Token) < 32 {
-		return nil, errors.New("server: Config needs a Service and a Token of at least 32 characters")
+	if cfg.Service == nil || len(cfg.Token) < 32 || len(cfg.OperatorToken) < 32 {
+		return nil, errors.New("server: Config needs a Service, a Token and an OperatorToken of at least 32 characters each")
+	}
+	if cfg.Token == cfg.OperatorToken {
+		return nil, errors.New("server: the operator token must differ from the agents' token")
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -108,7 +136,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots)}
+	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), operator: bearer.New(cfg.OperatorToken), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots)}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
@@ -183,9 +211,10 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		var err error
-		if !rt.public && !s.token.Matches(r) {
-			err = refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")
-		} else {
+		if err = s.checkRole(rt, r); err == nil {
+			if !rt.public {
+				r = r.WithContext(context.WithValue(r.Context(), callerKey{}, s.caller(r)))
+			}
 			err = rt.handle(s, sw, r)
 		}
 		if err != nil {
@@ -198,4 +227,35 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		s.log.Debug("request", slog.String("method", r.Method), slog.String("route", pattern), slog.Int("status", sw.status), slog.Duration("took", took))
 	})
+}
+
+// checkRole checks the bearer token against the route's role: 401 without
+// a known token, 403 with the agents' token on an operator route.
+func (s *Server) checkRole(rt route, r *http.Request) error {
+	switch {
+	case rt.public, s.operator.Matches(r):
+		return nil
+	case !s.token.Matches(r):
+		return refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")
+	case rt.role == roleOperator:
+		return refuse(codeForbidden, "this route needs the operator token (the operator-token file in the data directory), not the agents' token")
+	}
+	return nil
+}
+
+type callerKey struct{}
+
+// caller names who called, for the records of what changed: "operator" or
+// "agent" (the token's role; the tokens carry no finer identity).
+func (s *Server) caller(r *http.Request) string {
+	if s.operator.Matches(r) {
+		return roleOperator.String()
+	}
+	return roleAgent.String()
+}
+
+// actorOf is the caller authenticated by wrap.
+func actorOf(r *http.Request) string {
+	who, _ := r.Context().Value(callerKey{}).(string)
+	return who
 }

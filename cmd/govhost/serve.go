@@ -81,6 +81,14 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError(err)
 	}
+	operatorFile := filepath.Join(o.data, server.OperatorTokenFileName)
+	operatorToken, operatorCreated, err := server.LoadOrCreateToken(operatorFile)
+	if err != nil {
+		return usageError(err)
+	}
+	if operatorToken == token {
+		return usageErrorf("%s and %s hold the same token: the operator's must differ from the agents' (remove %s to have a new one made)", operatorFile, tokenFile, operatorFile)
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return usageError(err)
@@ -108,11 +116,18 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	}
 	defer svc.Close()
 	metrics.Watch(svc)
+	// A policy that does not resolve or whose gates do not load does not
+	// stop serve: it starts, says how to repair, and the operator repairs
+	// through the API (the tasks it cannot govern fail closed meanwhile).
 	pol, installed, err := svc.EnsurePolicy(ctx, o.policy)
+	var unresolved *service.UnresolvedError
 	if err != nil {
-		return invalidError(fmt.Errorf("policy: %w", err))
+		if o.policy != "" { // the operator's own file: its errors are theirs to fix first
+			return invalidError(fmt.Errorf("policy: %w", err))
+		}
+		unresolved = svc.Unresolved(ctx, err)
 	}
-	srv, err := server.New(server.Config{Service: svc, Token: token, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log})
+	srv, err := server.New(server.Config{Service: svc, Token: token, OperatorToken: operatorToken, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -121,8 +136,10 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	go func() { served <- httpSrv.Serve(ln) }()
 
 	// Ready once the active policy's gates are loaded and configured.
-	if err := svc.WarmUp(ctx, pol); err != nil {
-		return invalidError(fmt.Errorf("loading the gates of %s@%s: %w", pol.PolicyID, pol.Version, err))
+	if unresolved == nil {
+		if err := svc.WarmUp(ctx, pol); err != nil {
+			unresolved = svc.Unresolved(ctx, fmt.Errorf("loading the gates of %s@%s: %w", pol.PolicyID, pol.Version, err))
+		}
 	}
 
 	base := "http://" + ln.Addr().String()
@@ -134,12 +151,23 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if created {
 		tokenNote = " (created now, mode 0600)"
 	}
+	operatorNote := ""
+	if operatorCreated {
+		operatorNote = " (created now, mode 0600)"
+	}
 	fmt.Fprintf(stdout, "govhost serve: listening on %s (data %s)\n", base, o.data)
-	fmt.Fprintf(stdout, "policy: %s@%s digest %s (%s)\n", pol.PolicyID, pol.Version, pol.Digest, how)
-	fmt.Fprintf(stdout, "token: %s%s\n", tokenFile, tokenNote)
+	if unresolved != nil {
+		fmt.Fprintf(stdout, "policy: UNRESOLVED: %v\n", unresolved.Err)
+		fmt.Fprintf(stdout, "repair: %s\n", unresolved.Repair)
+		log.Error("the global policy does not resolve: tasks fail closed until it is repaired", slog.Any("err", unresolved.Err), slog.String("repair", unresolved.Repair))
+	} else {
+		fmt.Fprintf(stdout, "policy: %s@%s digest %s (%s)\n", pol.PolicyID, pol.Version, pol.Digest, how)
+	}
+	fmt.Fprintf(stdout, "token: %s%s (agents: authorize, complete, hooks)\n", tokenFile, tokenNote)
+	fmt.Fprintf(stdout, "operator token: %s%s (policies, bindings, modules, exceptions)\n", operatorFile, operatorNote)
 	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
 	srv.SetReady()
-	log.Info("serving", slog.String("addr", base), slog.String("policy", pol.PolicyID.String()+"@"+pol.Version))
+	log.Info("serving", slog.String("addr", base), slog.String("policy", pol.PolicyID.String()+"@"+pol.Version), slog.Bool("resolved", unresolved == nil))
 
 	select {
 	case err := <-served:

@@ -22,8 +22,8 @@ import (
 
 func init() {
 	register("", func() *cobra.Command {
-		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, resolve, show, template",
-			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
+		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, unbind, resolve, show, template",
+			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyUnbindCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
 	})
 }
 
@@ -128,6 +128,35 @@ func newPolicyBindCmd() *cobra.Command {
 				err = store.Bind(cmd.Context(), b)
 			}
 			return b, err
+		})
+	}
+	data = dataFlag(c)
+	c.Flags().StringVar(&scope, "scope", "", "global, role or resource")
+	c.Flags().StringVar(&selector, "selector", "", "role or resource label (not for global)")
+	return c
+}
+
+func newPolicyUnbindCmd() *cobra.Command {
+	var scope, selector string
+	var data *string
+	c := &cobra.Command{
+		Use:   "unbind --id ID --version V --scope global|role|resource [--selector S] [--data DIR]",
+		Short: "Remove a version's bindings at one scope (the way out of a binding that should not govern)",
+		Long: `unbind removes the bindings of one policy version at one scope (and selector)
+and prints how many it removed. The version stays stored and active. With serve
+running, the data directory is held: use POST /v1/policies/{id}/versions/{v}/unbind
+with the operator token instead.`,
+	}
+	parse := policyVersionFlags(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		id, version, err := parse()
+		if err != nil {
+			return err
+		}
+		return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
+			u := policy.Unbinding{PolicyID: id, Version: version, Scope: governance.PolicyScope(scope), Selector: selector}
+			n, err := store.Unbind(cmd.Context(), u)
+			return map[string]any{"policy_id": id, "version": version, "scope": scope, "selector": selector, "removed": n}, err
 		})
 	}
 	data = dataFlag(c)

@@ -56,9 +56,13 @@ class Client:
         self.timeout = timeout
 
     @classmethod
-    def from_data_dir(cls, base_url: str, data_dir: str, **kw: Any) -> "Client":
-        """Read the token from the server's data directory (DATA/token)."""
-        with open(os.path.join(data_dir, "token"), encoding="utf-8") as f:
+    def from_data_dir(cls, base_url: str, data_dir: str, operator: bool = False, **kw: Any) -> "Client":
+        """Read the token from the server's data directory: the agents'
+        (DATA/token), or with operator=True the operator's
+        (DATA/operator-token), which policies, bindings and module uploads
+        need."""
+        name = "operator-token" if operator else "token"
+        with open(os.path.join(data_dir, name), encoding="utf-8") as f:
             return cls(base_url, f.read(), **kw)
 
     def request(self, method: str, path: str, body: Any = None, raw: Optional[bytes] = None) -> Tuple[int, Any]:

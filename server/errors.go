@@ -22,6 +22,10 @@ const (
 	codeInternal         = "internal"
 	codeUploadBusy       = "upload_busy"
 	codeForbidden        = "forbidden"
+	// codeAmbiguousJSON: a key twice in one object, text that is not
+	// valid UTF-8, or an unpaired surrogate escape: JSON readers could take
+	// it two ways.
+	codeAmbiguousJSON = "ambiguous_json"
 )
 
 // statusOf maps every stable code to its one HTTP status.
@@ -37,6 +41,7 @@ var statusOf = map[string]int{
 	codeInternal:                         http.StatusInternalServerError,
 	codeUploadBusy:                       http.StatusServiceUnavailable,
 	codeForbidden:                        http.StatusForbidden,
+	codeAmbiguousJSON:                    http.StatusBadRequest,
 	string(service.CodeBindAmbiguous):    http.StatusConflict,
 	string(service.CodeLoadBusy):         http.StatusServiceUnavailable,
 	string(service.CodeInvalidRequest):   http.StatusBadRequest,

@@ -14,10 +14,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/server"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 	"github.com/govhost/govhost/service"
 )

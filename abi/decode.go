@@ -2,9 +2,9 @@ package abi
 
 import (
 	"errors"
-	"strings"
 	"math/bits"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"

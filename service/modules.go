@@ -100,3 +100,7 @@ func ModuleOf(m govhost.ModuleInfo) api.Module {
 	}
 	return api.Module{SHA256: m.Digest, ABIKind: string(m.Kind), Exports: exports, Size: m.Size, Builtin: m.Builtin}
 }
+
+// ReasonCodeDeclared reports whether a gate resolved so far declares code
+// (govhost.Gates.ReasonCodeDeclared): the metrics label only those.
+func (s *Service) ReasonCodeDeclared(code string) bool { return s.eng.Gates.ReasonCodeDeclared(code) }

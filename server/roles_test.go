@@ -137,3 +137,28 @@ func TestBind_ASecondVersionOnAScopeIsRefusedAndUnbindReplacesIt(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status, string(body))
 	require.Contains(t, string(body), id.String())
 }
+
+// TestPaths_NonCanonicalAreAJSON404BeforeAuth: paths http.ServeMux would
+// redirect (with an HTML body) to their cleaned form are refused as they
+// are, 404 not_found in the JSON error body, with or without a token.
+func TestPaths_NonCanonicalAreAJSON404BeforeAuth(t *testing.T) {
+	e := sharedEnv(t)
+	for _, p := range []string{"//v1/tasks", "/v1/modules/../token", "/v1/./tasks", "/v1//approvals"} {
+		for _, token := range []string{"", testToken} {
+			req, err := http.NewRequest("GET", e.http.URL+p, nil)
+			require.NoError(t, err)
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			resp, err := client.Do(req)
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			require.Equal(t, http.StatusNotFound, resp.StatusCode, "%s: %s", p, body)
+			require.Equal(t, "application/json", resp.Header.Get("Content-Type"), p)
+			require.Equal(t, "not_found", errorCode(t, body), p)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -159,7 +161,21 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) SetReady() { s.ready.Store(true) }
 
 // Handler is the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveCanonical) }
+
+// serveCanonical answers a request for a path that is not canonical
+// (//v1/tasks, /v1/modules/../token, /v1/tasks/) with a JSON 404 before
+// authentication, instead of http.ServeMux's redirect to the cleaned path
+// with an HTML body: a client is told the path it sent does not exist, and
+// nothing is served at a path other than the one asked for.
+func (s *Server) serveCanonical(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.EscapedPath()
+	if p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != p) || strings.Contains(p, "%2f") || strings.Contains(p, "%2F") {
+		s.writeError(w, r, refuse(codeNotFound, "no route "+r.Method+" "+p+" (paths are matched exactly: no //, no .., no trailing /)"))
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // Shutdown ends the event streams so http.Server.Shutdown can finish.
 func (s *Server) Shutdown() { s.stopFunc() }
@@ -169,7 +185,7 @@ func (s *Server) Shutdown() { s.stopFunc() }
 // keep-alive connections are closed after two minutes.
 func (s *Server) HTTPServer(addr string) *http.Server {
 	srv := &http.Server{
-		Addr: addr, Handler: s.mux,
+		Addr: addr, Handler: s.Handler(),
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: ReadTimeout,
 		WriteTimeout: WriteTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),

@@ -2,6 +2,8 @@ package govhost_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,4 +69,35 @@ func TestGates_ReasonCodesComeFromTheDeclaredVocabulary(t *testing.T) {
 	require.True(t, gates.ReasonCodeDeclared("destructive.rm_recursive_force"))
 	require.False(t, gates.ReasonCodeDeclared("vocab.6c73"))
 	require.False(t, gates.ReasonCodeDeclared("x.6c73"))
+}
+
+// TestGates_UploadQuota: the module folder takes MaxStoredModules modules;
+// the next upload of new bytes is refused before anything is compiled or
+// stored, while uploading stored bytes again still answers.
+func TestGates_UploadQuota(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	dir := t.TempDir()
+	gates, err := govhost.NewGates(h, dir)
+	require.NoError(t, err)
+	module := func(i int) []byte {
+		return wasmfixtures.AnswerGate(fmt.Sprintf(`{"decision":"allow","reason_code":"q.n%d"}`, i), "")
+	}
+	for i := 0; i < govhost.MaxStoredModules; i++ {
+		_, created, err := gates.Upload(ctx, module(i))
+		require.NoError(t, err)
+		require.True(t, created)
+	}
+	_, _, err = gates.Upload(ctx, module(govhost.MaxStoredModules))
+	var quota *govhost.ModuleQuotaError
+	require.ErrorAs(t, err, &quota)
+	require.EqualValues(t, govhost.MaxStoredModules, quota.Stored)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, govhost.MaxStoredModules, "nothing stored for the refused upload")
+	_, created, err := gates.Upload(ctx, module(3))
+	require.NoError(t, err, "stored bytes again pass")
+	require.False(t, created)
 }

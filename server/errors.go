@@ -44,6 +44,7 @@ var statusOf = map[string]int{
 	codeAmbiguousJSON:                    http.StatusBadRequest,
 	string(service.CodeBindAmbiguous):    http.StatusConflict,
 	string(service.CodeLoadBusy):         http.StatusServiceUnavailable,
+	string(service.CodeModuleQuota):      http.StatusInsufficientStorage,
 	string(service.CodeInvalidRequest):   http.StatusBadRequest,
 	string(service.CodeTaskNotFound):     http.StatusNotFound,
 	string(service.CodePolicyNotFound):   http.StatusNotFound,

@@ -17,6 +17,9 @@ const (
 	// CodeLoadBusy: every compile slot is taken and the queue is full
 	// (host.WithCompileLimits); retry later.
 	CodeLoadBusy Code = "load_busy"
+	// CodeModuleQuota: the module folder is full (govhost.MaxStoredModules,
+	// govhost.MaxStoredModuleBytes).
+	CodeModuleQuota Code = "module_quota"
 )
 
 // ModuleRefusalCodes are the codes UploadModule refuses a module with
@@ -85,6 +88,8 @@ func moduleError(err error) error {
 		return fail(CodeModuleEmpty, err)
 	case errors.Is(err, govhost.ErrLoadBusy):
 		return fail(CodeLoadBusy, err)
+	case errors.As(err, new(*govhost.ModuleQuotaError)):
+		return fail(CodeModuleQuota, err)
 	case errors.As(err, &refused):
 		return fail(Code(refused.Code), err)
 	}

@@ -23,6 +23,17 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# --- soak (issue 28; not part of make test) ----------------------------------
+# soak: the real serve under mixed load for SOAK (default 30m): 64 agents
+# authorizing and completing, hooks, uploads with load bombs, policy changes,
+# SIGKILL and restart every 30 s; asserts RSS, /healthz latency and that every
+# chain verifies (cmd/govhost/soak_test.go). No -race: it measures the binary
+# people run.
+SOAK ?= 30m
+.PHONY: soak
+soak:
+	GOVHOST_SOAK=$(SOAK) GOVHOST_STRICT_TIMING=1 $(GO) test -count=1 -run '^TestSoak$$' -timeout 90m -v ./cmd/govhost
+
 # run: the main job — the governance sidecar on the embedded default, in
 # ./govhost-data (see README). demo runs an agent session in process.
 run: build

@@ -46,7 +46,10 @@ type Gates struct {
 	loaded  map[string]*host.Module
 	loading map[string]*moduleLoad // loads in progress, by digest
 	pending map[string][]byte      // added in memory, not yet loaded
-	gates   sync.Map               // gateKey → *host.Gate: a binding's gate, resolved once
+	gates   sync.Map               // gateKey → *declaredGate: a binding's gate, resolved once
+	// declared holds every reason code a gate resolved so far declares
+	// (exact codes, and namespaces ending in "."), for the metrics' labels.
+	declared sync.Map
 }
 
 // gateKey names a binding's gate: its gate id (two bindings never share
@@ -55,7 +58,7 @@ type gateKey struct{ gateID, adapter, digest, config string }
 
 var (
 	_ controller.GateProvider = (*Gates)(nil)
-	_ controller.Gate         = (*host.Gate)(nil)
+	_ controller.ChainGate    = (*declaredGate)(nil)
 )
 
 // NewGates returns a resolver over h with the built-in modules and the
@@ -239,7 +242,7 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 	}
 	key := gateKey{b.GateID(), b.AdapterID(), b.ModuleDigest(), b.Config()}
 	if gate, ok := g.gates.Load(key); ok {
-		return gate.(*host.Gate), nil
+		return gate.(*declaredGate), nil
 	}
 	m, err := g.module(ctx, b.ModuleDigest())
 	if err != nil {
@@ -269,8 +272,9 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 	if err != nil {
 		return nil, err
 	}
-	g.gates.Store(key, gate)
-	return gate, nil
+	dg := &declaredGate{Gate: gate, vocab: g.vocabularyOf(ctx, gate)}
+	g.gates.Store(key, dg)
+	return dg, nil
 }
 
 // AdapterAvailable implements policy.Availability.
@@ -313,7 +317,7 @@ func (g *Gates) Pools() []GatePool {
 	byID := map[string]*GatePool{}
 	seen := map[*host.Gate]bool{} // NB: two keys may share the host's gate
 	g.gates.Range(func(k, v any) bool {
-		gate := v.(*host.Gate)
+		gate := v.(*declaredGate).Gate
 		if seen[gate] {
 			return true
 		}

@@ -30,14 +30,14 @@ func TestGates_Isolation(t *testing.T) {
 	destructive, ok := builtin.Lookup("destructive")
 	require.True(t, ok)
 
-	gateFor := func(id, adapter, digest string) *host.Gate {
+	gateFor := func(id, adapter, digest string) interface{ Isolation() host.Isolation } {
 		b, err := governance.NewExecutableGateBinding(governance.GateBindingSpec{
 			GateID: id, AdapterID: adapter, Level: governance.LevelHard, ToolIDs: []string{"bash"}, ModuleDigest: digest, Config: "{}",
 		})
 		require.NoError(t, err)
 		g, err := gates.GateFor(ctx, b)
 		require.NoError(t, err)
-		return g.(*host.Gate)
+		return g.(interface{ Isolation() host.Isolation })
 	}
 	a := gateFor("tenant-a", govhost.AdapterWasm, spy)
 	require.Equal(t, host.IsolationChain, a.Isolation())

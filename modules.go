@@ -32,6 +32,68 @@ type ModuleInfo struct {
 // ErrModuleEmpty refuses an upload without bytes.
 var ErrModuleEmpty = errors.New("govhost: the module is empty (send the .wasm file's bytes)")
 
+// Quotas of the module folder: uploads past either are refused with a
+// *ModuleQuotaError before anything is compiled or stored. The built-in
+// gates do not count; a policy file's own .wasm paths (Resolver, the
+// operator's files on this machine) are not held to them.
+const (
+	MaxStoredModules     = 64
+	MaxStoredModuleBytes = 512 << 20
+)
+
+// ModuleQuotaError refuses an upload that would pass the module folder's
+// quota (MaxStoredModules, MaxStoredModuleBytes).
+type ModuleQuotaError struct {
+	Stored, StoredBytes int64
+	Size                int
+}
+
+func (e *ModuleQuotaError) Error() string {
+	return fmt.Sprintf("govhost: the module folder holds %d modules (%d MiB); storing %d bytes more would pass its quota of %d modules or %d MiB",
+		e.Stored, e.StoredBytes>>20, e.Size, MaxStoredModules, MaxStoredModuleBytes>>20)
+}
+
+// checkQuota refuses storing a module of size bytes with digest when the
+// folder is full; bytes already stored (or built in) always pass.
+func (g *Gates) checkQuota(digest string, size int) error {
+	if _, ok := builtin.ByDigest(digest); ok {
+		return nil
+	}
+	var n, total int64
+	if g.dir == "" {
+		g.mu.Lock()
+		_, have := g.pending[digest]
+		for _, b := range g.pending {
+			n, total = n+1, total+int64(len(b))
+		}
+		g.mu.Unlock()
+		if have {
+			return nil
+		}
+	} else {
+		entries, err := os.ReadDir(g.dir)
+		if err != nil {
+			return fmt.Errorf("govhost: module folder: %w", err)
+		}
+		for _, e := range entries {
+			d, ok := strings.CutSuffix(e.Name(), ".wasm")
+			if !ok || !governance.IsDigest(d) {
+				continue
+			}
+			if d == digest {
+				return nil
+			}
+			if info, err := e.Info(); err == nil {
+				n, total = n+1, total+info.Size()
+			}
+		}
+	}
+	if n+1 > MaxStoredModules || total+int64(size) > MaxStoredModuleBytes {
+		return &ModuleQuotaError{Stored: n, StoredBytes: total, Size: size}
+	}
+	return nil
+}
+
 // ErrLoadBusy refuses a load when the host's compile slots and their queue
 // are full (host.ErrLoadBusy): nothing is wrong with the module; retry later.
 var ErrLoadBusy = host.ErrLoadBusy
@@ -70,6 +132,9 @@ func (g *Gates) Upload(ctx context.Context, wasm []byte) (info ModuleInfo, creat
 		return ModuleInfo{}, false, ErrModuleEmpty
 	}
 	digest := governance.SHA256Hex(wasm)
+	if err := g.checkQuota(digest, len(wasm)); err != nil {
+		return ModuleInfo{}, false, err
+	}
 	m, err := g.loader(digest)(ctx, wasm, digest)
 	if err != nil {
 		return ModuleInfo{}, false, refusal(err, digest)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/bits"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -129,9 +130,21 @@ func DecodeGateInput(data []byte, in *GateInput) error {
 	}
 }
 
+// ErrAmbiguousOutput refuses a GateOutput that readers could take two
+// ways: a member given twice ({"decision":"deny",…,"decision":"allow"}:
+// json.Unmarshal keeps the last, others the first) or spelled in another
+// case ("Decision": json.Unmarshal matches it, the host must not).
+var ErrAmbiguousOutput = errors.New("abi: a GateOutput member appears twice or in another case")
+
+// gateOutputKeys are GateOutput's members, in the order of their bits in
+// DecodeGateOutput's record of the members seen.
+var gateOutputKeys = [...]string{"decision", "reason_code", "detail", "message", "matched_rule", "deny_message", "arguments"}
+
 // DecodeGateOutput parses a GateOutput JSON document into out, as
-// json.Unmarshal into a zero GateOutput would. out.Arguments shares memory
-// with out's strings and must not be modified. It does not Validate.
+// json.Unmarshal into a zero GateOutput would, except that a member given
+// twice or a case variant of a member's name is ErrAmbiguousOutput (other
+// unknown members are skipped). out.Arguments shares memory with out's
+// strings and must not be modified. It does not Validate.
 func DecodeGateOutput(data []byte, out *GateOutput) error {
 	d := decoder{s: string(data)}
 	*out = GateOutput{}
@@ -139,7 +152,20 @@ func DecodeGateOutput(data []byte, out *GateOutput) error {
 	if d.literal("null") {
 		return d.end()
 	}
+	var seen uint8
 	err := d.object(func(key string) error {
+		for i, k := range gateOutputKeys {
+			if key == k {
+				if seen&(1<<i) != 0 {
+					return ErrAmbiguousOutput
+				}
+				seen |= 1 << i
+				break
+			}
+			if len(key) == len(k) && strings.EqualFold(key, k) {
+				return ErrAmbiguousOutput
+			}
+		}
 		switch key {
 		case "decision":
 			return d.str((*string)(&out.Decision))

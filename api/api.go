@@ -268,6 +268,26 @@ type BindRequest struct {
 	Selector string `json:"selector,omitempty"`
 }
 
+// UnbindRequest is the body of POST
+// /v1/policies/{id}/versions/{v}/unbind: the scope (and selector) whose
+// bindings to that version are removed.
+type UnbindRequest = BindRequest
+
+// Unbound is the answer of an unbind: how many bindings went (0 when the
+// version was not bound there).
+type Unbound struct {
+	PolicyID string `json:"policy_id"`
+	Version  string `json:"version"`
+	Scope    string `json:"scope"`
+	Selector string `json:"selector,omitempty"`
+	Removed  int    `json:"removed"`
+}
+
+// BindingList is the body of GET /v1/bindings.
+type BindingList struct {
+	Bindings []governance.PolicyBinding `json:"bindings"`
+}
+
 // ApprovalList is the body of GET /v1/approvals.
 type ApprovalList struct {
 	Approvals []Approval `json:"approvals"`

@@ -262,12 +262,23 @@ func isCanonicalUUID(s string) bool {
 
 func quoteForError(s string) string { return strconv.Quote(truncateForError(s)) }
 
+// CheckStrictJSON refuses a JSON document that different readers could
+// read differently: text that is not valid UTF-8 (encoding/json would
+// replace it with U+FFFD, making two byte strings one), an unpaired UTF-16
+// surrogate escape, or a key repeated within one object at any depth (last
+// one wins in Go, first in others). It is the check the chain files get,
+// for documents whose keys are free (call arguments, request bodies); what
+// is malformed JSON is left to the decoder. Errors are *ValidationError
+// naming what.
+func CheckStrictJSON(data []byte, what string) error { return checkExactKeys(data, what, nil) }
+
 // checkExactKeys walks a whole JSON document and refuses any object key,
 // at any depth, that is not exactly one of known, and any key repeated
 // within one object. A document checked this way and then decoded into
 // structs whose json tags are known (with DisallowUnknownFields) reads
 // exactly as every other reader reads it: encoding/json's case-insensitive
-// matching and last-duplicate-wins never come into play.
+// matching and last-duplicate-wins never come into play. A nil known
+// accepts every key (duplicates are still refused).
 func checkExactKeys(data []byte, what string, known []string) error {
 	if !utf8.Valid(data) {
 		return &ValidationError{Field: what, Reason: "not valid UTF-8"}
@@ -303,7 +314,7 @@ func checkExactKeys(data []byte, what string, known []string) error {
 				continue
 			}
 			key := tok.(string)
-			if !contains(known, key) {
+			if known != nil && !contains(known, key) {
 				reason := fmt.Sprintf("unknown field %q", key)
 				if near := caseVariantOf(known, key); near != "" {
 					reason = fmt.Sprintf("unknown field %q (keys are exact: it is not %q)", key, near)

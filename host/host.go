@@ -147,15 +147,19 @@ func (h *Host) Close(ctx context.Context) error {
 // once (WithCompileLimits); a load that finds them all busy waits its turn,
 // unless the queue is full, when it fails at once with ErrLoadBusy (trusted
 // loads always wait: they are the program's own modules, not an
-// attacker's). The compilation runs under the caller's context: when the
-// caller goes away (an HTTP client hangs up) or the bound passes, the
-// caller is answered at once, and wazero stops compiling at its next
-// function (one function's compile cannot be stopped; the structural
-// limits bound it).
+// attacker's). When the bound passes the caller is answered at once; when
+// the caller's context ends (an HTTP client hangs up, or its handler
+// returns) wazero also stops compiling at its next function (one
+// function's compile cannot be stopped; the structural limits bound it).
 func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, bound time.Duration, trusted bool) (*Module, error) {
+	// NB: the bound ends the wait, not the compile: a compile nobody waits
+	// for any more finishes (within its slot) and fills the compilation
+	// cache, so the next load of the same bytes is quick instead of timing
+	// out again from scratch. The caller's context ends both.
+	wait := ctx
 	if bound > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, bound)
+		wait, cancel = context.WithTimeout(ctx, bound)
 		defer cancel()
 	}
 	select {
@@ -168,14 +172,14 @@ func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, 
 		select {
 		case h.slots <- struct{}{}:
 			h.queued.Add(-1)
-		case <-ctx.Done():
+		case <-wait.Done():
 			h.queued.Add(-1)
-			return nil, loadEnded(ctx)
+			return nil, loadEnded(wait)
 		}
 	}
-	if ctx.Err() != nil {
+	if wait.Err() != nil {
 		<-h.slots
-		return nil, loadEnded(ctx)
+		return nil, loadEnded(wait)
 	}
 	// The compile keeps its slot until it really ends, even when its caller
 	// has been answered: the CPU and memory of compiles nobody waits for
@@ -195,13 +199,13 @@ func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, 
 	select {
 	case r := <-results:
 		return r.m, r.err
-	case <-ctx.Done():
+	case <-wait.Done():
 		go func() { // abandoned: release what it made
 			if r := <-results; r.m != nil {
 				r.m.close(context.Background())
 			}
 		}()
-		return nil, loadEnded(ctx)
+		return nil, loadEnded(wait)
 	}
 }
 

@@ -3,6 +3,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // ErrActivation is matched (errors.Is) by every *ActivationError.
@@ -79,3 +81,28 @@ func (e *IntegrityError) Error() string {
 func (e *IntegrityError) Is(target error) bool { return target == ErrIntegrity }
 
 func (e *IntegrityError) Unwrap() error { return e.Err }
+
+// ErrAmbiguousBind is matched by every *AmbiguousBindError.
+var ErrAmbiguousBind = errors.New("policy: the scope is bound to another version")
+
+// AmbiguousBindError refuses a binding to a scope (and selector) already
+// bound to another policy version: with both stored, resolution at that
+// scope would be ambiguous and every task there would fail to open. Bound
+// names the versions bound there now and Requested the refused one
+// ("policy_id@version"). Unbind the earlier version first to replace it.
+type AmbiguousBindError struct {
+	Scope, Selector string
+	Bound           []string
+	Requested       string
+}
+
+func (e *AmbiguousBindError) Error() string {
+	at := e.Scope
+	if e.Selector != "" {
+		at += " " + strconv.Quote(e.Selector)
+	}
+	return fmt.Sprintf("policy: %s is bound to %s; binding %s too would make resolution ambiguous (unbind %s first to replace it)",
+		at, strings.Join(e.Bound, ", "), e.Requested, strings.Join(e.Bound, ", "))
+}
+
+func (e *AmbiguousBindError) Is(target error) bool { return target == ErrAmbiguousBind }

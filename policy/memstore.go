@@ -113,10 +113,53 @@ func (m *MemStore) Bind(ctx context.Context, b governance.PolicyBinding) error {
 	if err := CheckBindTarget(b, s, ok); err != nil {
 		return err
 	}
-	m.bindings[b.BindingID] = b
 	l := label{b.Scope, b.Selector}
+	if err := CheckBindLabel(b, m.byLabel[l]); err != nil {
+		return err
+	}
+	m.bindings[b.BindingID] = b
 	m.byLabel[l] = append(m.byLabel[l], b)
 	return nil
+}
+
+// Unbind implements Store.
+func (m *MemStore) Unbind(ctx context.Context, u Unbinding) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := u.Validate(); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := label{u.Scope, u.Selector}
+	var kept []governance.PolicyBinding
+	removed := 0
+	for _, b := range m.byLabel[l] {
+		if u.Matches(b) {
+			delete(m.bindings, b.BindingID)
+			removed++
+			continue
+		}
+		kept = append(kept, b)
+	}
+	m.byLabel[l] = kept
+	return removed, nil
+}
+
+// Bindings implements Store.
+func (m *MemStore) Bindings(ctx context.Context) ([]governance.PolicyBinding, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	out := make([]governance.PolicyBinding, 0, len(m.bindings))
+	for _, b := range m.bindings {
+		out = append(out, b)
+	}
+	m.mu.RUnlock()
+	SortBindings(out)
+	return out, nil
 }
 
 // Resolve implements Store.

@@ -5,9 +5,12 @@ package policy
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/governance"
 )
@@ -160,4 +163,60 @@ func CheckBindTarget(b governance.PolicyBinding, target governance.PolicySnapsho
 		return &NotActiveError{PolicyID: b.PolicyID.String(), Version: b.PolicyVersion, Field: "policy_version"}
 	}
 	return nil
+}
+
+// CheckBindLabel refuses b when the bindings already stored at its scope and
+// selector route to another version (*AmbiguousBindError). Stores call it
+// under the same lock or transaction as the write.
+func CheckBindLabel(b governance.PolicyBinding, existing []governance.PolicyBinding) error {
+	requested := b.PolicyID.String() + "@" + b.PolicyVersion
+	seen := map[string]bool{}
+	var bound []string
+	for _, e := range existing {
+		ref := e.PolicyID.String() + "@" + e.PolicyVersion
+		if ref != requested && !seen[ref] {
+			seen[ref] = true
+			bound = append(bound, ref)
+		}
+	}
+	if len(bound) == 0 {
+		return nil
+	}
+	sort.Strings(bound)
+	return &AmbiguousBindError{Scope: string(b.Scope), Selector: b.Selector, Bound: bound, Requested: requested}
+}
+
+// Unbinding names the bindings Unbind removes: those of one policy version
+// at one scope and selector ("" for global).
+type Unbinding struct {
+	PolicyID uuid.UUID
+	Version  string
+	Scope    governance.PolicyScope
+	Selector string
+}
+
+// Matches reports whether b is one of u's bindings.
+func (u Unbinding) Matches(b governance.PolicyBinding) bool {
+	return b.PolicyID == u.PolicyID && b.PolicyVersion == u.Version && b.Scope == u.Scope && b.Selector == u.Selector
+}
+
+// Validate checks u names a scope the way a binding does.
+func (u Unbinding) Validate() error {
+	probe := governance.PolicyBinding{BindingID: uuid.New(), Scope: u.Scope, Selector: u.Selector, PolicyID: u.PolicyID, PolicyVersion: u.Version, CreatedAt: time.Unix(0, 0).UTC()}
+	return probe.Validate()
+}
+
+// SortBindings orders bindings as Store.Bindings returns them: by scope,
+// selector, then binding id.
+func SortBindings(bs []governance.PolicyBinding) {
+	sort.Slice(bs, func(i, j int) bool {
+		a, b := bs[i], bs[j]
+		if a.Scope != b.Scope {
+			return a.Scope < b.Scope
+		}
+		if a.Selector != b.Selector {
+			return a.Selector < b.Selector
+		}
+		return a.BindingID.String() < b.BindingID.String()
+	})
 }

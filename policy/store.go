@@ -31,8 +31,18 @@ type Store interface {
 	// returns the active projection. See the package doc.
 	Activate(ctx context.Context, policyID uuid.UUID, version string, actor *governance.ActorRef, at time.Time) (governance.PolicySnapshot, error)
 
-	// Bind stores a binding to an existing, active version.
+	// Bind stores a binding to an existing, active version. A scope and
+	// selector already bound to another version is refused with an
+	// *AmbiguousBindError (nothing stored): unbind that version first.
 	Bind(ctx context.Context, b governance.PolicyBinding) error
+
+	// Unbind removes the bindings of u's version at u's scope and selector
+	// and returns how many it removed (0 is no error: unbinding twice is
+	// harmless). Snapshots stay; only the routing changes.
+	Unbind(ctx context.Context, u Unbinding) (int, error)
+
+	// Bindings returns every stored binding, by scope, selector and id.
+	Bindings(ctx context.Context) ([]governance.PolicyBinding, error)
 
 	// Resolve returns the active snapshot routed to by the labels; "" means
 	// the label is not supplied. See the package doc for precedence.

@@ -13,8 +13,12 @@ import (
 	"github.com/govhost/govhost/api"
 )
 
-// TokenFileName is the bearer token's file in the data directory.
-const TokenFileName = api.TokenFileName
+// TokenFileName is the agents' bearer token's file in the data directory,
+// OperatorTokenFileName the operator's (both created by serve, mode 0600).
+const (
+	TokenFileName         = api.TokenFileName
+	OperatorTokenFileName = api.OperatorTokenFileName
+)
 
 // LoadOrCreateToken returns the bearer token in path, creating the file
 // (mode 0600, 32 random bytes as hex) when it does not exist; created says

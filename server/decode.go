@@ -8,9 +8,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 )
 
 // decode reads one JSON document into dst strictly: application/json (or
@@ -30,6 +33,14 @@ func decode(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
+	// NB: what decides something is read as every other reader reads it:
+	// no key twice, valid UTF-8 (governance.CheckStrictJSON, the chain
+	// files' check), and keys exactly as documented (exactFields), where
+	// encoding/json alone keeps the last duplicate, matches keys in any case
+	// and replaces invalid UTF-8 ({"tool":"reader","Tool":"bash"} was bash).
+	if err := governance.CheckStrictJSON(body, "body"); err != nil {
+		return refuse(codeAmbiguousJSON, err.Error())
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -38,7 +49,103 @@ func decode(r *http.Request, dst any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return refuse(codeTrailingData, "the body holds more than one JSON document")
 	}
+	var doc any
+	generic := json.NewDecoder(bytes.NewReader(body))
+	generic.UseNumber()
+	if err := generic.Decode(&doc); err != nil {
+		return decodeError(err)
+	}
+	if err := exactFields(doc, reflect.TypeOf(dst), "body"); err != nil {
+		return err
+	}
 	return nil
+}
+
+var (
+	rawMessageType  = reflect.TypeOf(json.RawMessage(nil))
+	unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+)
+
+// exactFields refuses an object key that encoding/json matched to a field
+// only case-insensitively: every key of an object decoded into a struct
+// must be the field's JSON name exactly. Free-form values (RawMessage,
+// maps of any, types with their own UnmarshalJSON) are theirs to check.
+func exactFields(v any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		fields := jsonFields(t)
+		for key, val := range obj {
+			ft, ok := fields[key]
+			if !ok {
+				return refuse(codeUnknownField, fmt.Sprintf("unknown field %q in %s (keys are exact and case-sensitive)", key, path))
+			}
+			if err := exactFields(val, ft, path+"."+key); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		items, _ := v.([]any)
+		for i, item := range items {
+			if err := exactFields(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		obj, _ := v.(map[string]any)
+		for key, val := range obj {
+			if err := exactFields(val, t.Elem(), path+"."+key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// jsonFields maps a struct's JSON member names (embedded structs'
+// promoted) to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			for et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				for k, v := range jsonFields(et) {
+					out[k] = v
+				}
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	fieldCache.Store(t, out)
+	return out
 }
 
 // readBody reads the whole body within the route's limit: over it is

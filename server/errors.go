@@ -22,6 +22,10 @@ const (
 	codeNotReady         = "not_ready"
 	codeInternal         = "internal"
 	codeUploadBusy       = "upload_busy"
+	// codeAmbiguousJSON: a key twice in one object, text that is not
+	// valid UTF-8, or an unpaired surrogate escape: JSON readers could take
+	// it two ways.
+	codeAmbiguousJSON = "ambiguous_json"
 )
 
 // statusOf maps every stable code to its one HTTP status.
@@ -61,6 +65,9 @@ var statusOf = map[string]int{
 	string(service.CodeApprovalChanged):    http.StatusConflict,
 	string(service.CodeTooManySubscribers): http.StatusTooManyRequests,
 	codeForbidden:                          http.StatusForbidden,
+	codeAmbiguousJSON:                      http.StatusBadRequest,
+	string(service.CodeBindAmbiguous):      http.StatusConflict,
+	string(service.CodeModuleQuota):        http.StatusInsufficientStorage,
 }
 
 // A module the host refuses as a gate is understood and refused: 422,

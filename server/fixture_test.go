@@ -26,7 +26,13 @@ import (
 	"github.com/govhost/govhost/service"
 )
 
-const testToken = "0123456789abcdef0123456789abcdef-test-token"
+// testToken is the operator's token (accepted on every route) and
+// testAgentToken the agents' (refused on operator routes): the tests that
+// are not about roles act as the operator.
+const (
+	testToken      = "0123456789abcdef0123456789abcdef-test-token"
+	testAgentToken = "fedcba9876543210fedcba9876543210-agent-token"
+)
 
 // testOperatorToken is the shared server's operator token.
 const testOperatorToken = "fedcba9876543210fedcba9876543210-operator"
@@ -105,7 +111,7 @@ func openEnv(t testing.TB, validate bool) *env {
 	pol, _, err := svc.EnsurePolicy(ctx, "", "")
 	require.NoError(t, err)
 	require.NoError(t, svc.WarmUp(ctx, pol))
-	srv, err := server.New(server.Config{Service: svc, Token: testToken, OperatorToken: testOperatorToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})
+	srv, err := server.New(server.Config{Service: svc, Token: testAgentToken, OperatorToken: testToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})
 	require.NoError(t, err)
 	srv.SetReady()
 	e := &env{t: t, eng: eng, svc: svc, srv: srv, modules: filepath.Join(dir, "data", "modules")}

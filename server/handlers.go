@@ -39,13 +39,15 @@ var routes = []route{
 	{method: "GET", pattern: "/v1/chains/{chain_id}", handle: (*Server).exportChain},
 	{method: "GET", pattern: "/v1/chains/{chain_id}/head", handle: (*Server).chainHead},
 	{method: "POST", pattern: "/v1/chains/{chain_id}/verify", handle: (*Server).verifyChain},
-	{method: "POST", pattern: "/v1/policies", handle: (*Server).putPolicy},
+	{method: "POST", pattern: "/v1/policies", handle: (*Server).putPolicy, role: roleOperator},
 	{method: "GET", pattern: "/v1/policies/resolve", handle: (*Server).resolvePolicy},
 	{method: "GET", pattern: "/v1/policies/{policy_id}/versions/{version}", handle: (*Server).showPolicy},
-	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/activate", handle: (*Server).activatePolicy},
-	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/bind", handle: (*Server).bindPolicy},
+	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/activate", handle: (*Server).activatePolicy, role: roleOperator},
+	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/bind", handle: (*Server).bindPolicy, role: roleOperator},
+	{method: "POST", pattern: "/v1/policies/{policy_id}/versions/{version}/unbind", handle: (*Server).unbindPolicy, role: roleOperator},
+	{method: "GET", pattern: "/v1/bindings", handle: (*Server).listBindings},
 	{method: "POST", pattern: "/v1/evaluate", handle: (*Server).evaluate},
-	{method: "POST", pattern: "/v1/modules", handle: (*Server).uploadModule, bodyLimit: func(s *Server) int64 { return s.maxModule }},
+	{method: "POST", pattern: "/v1/modules", handle: (*Server).uploadModule, role: roleOperator, bodyLimit: func(s *Server) int64 { return s.maxModule }},
 	{method: "GET", pattern: "/v1/modules", handle: (*Server).listModules},
 	{method: "GET", pattern: "/v1/modules/{digest}", handle: (*Server).showModule},
 	{method: "GET", pattern: "/v1/policies", handle: (*Server).listPolicies},
@@ -431,11 +433,43 @@ func (s *Server) bindPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	b, err := s.svc.BindPolicy(r.Context(), id, version, governance.PolicyScope(req.Scope), req.Selector)
+	b, err := s.svc.BindPolicyBy(r.Context(), id, version, governance.PolicyScope(req.Scope), req.Selector, actorOf(r))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, b)
+	return nil
+}
+
+// unbindPolicy removes the version's bindings at one scope: the way out of
+// a binding that should not govern (and of a data directory whose
+// resolution is ambiguous).
+func (s *Server) unbindPolicy(w http.ResponseWriter, r *http.Request) error {
+	id, version, err := s.policyPath(r)
+	if err != nil {
+		return err
+	}
+	var req api.UnbindRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	out, err := s.svc.UnbindPolicy(r.Context(), id, version, governance.PolicyScope(req.Scope), req.Selector, actorOf(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// listBindings is GET /v1/bindings[?scope=&scope_id=]: every binding, or
+// those at one scope (and selector).
+func (s *Server) listBindings(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	bs, err := s.svc.Bindings(r.Context(), q.Get("scope"), q.Get("scope_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.BindingList{Bindings: bs})
 	return nil
 }
 

@@ -2,6 +2,9 @@ package server
 
 import (
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +25,42 @@ type Metrics struct {
 	gateTime      *prometheus.HistogramVec
 	appendTime    prometheus.Histogram
 	appendFailure prometheus.Counter
+
+	// declared says whether a gate declared a reason code (Watch sets it);
+	// reasonLabels are the reason_code label values in use, at most
+	// MaxReasonCodeLabels.
+	declared     func(code string) bool
+	reasonLabels sync.Map
+	reasonCount  atomic.Int64
+}
+
+// Reason-code labels: a gate's reason code becomes a label value only when
+// some gate declared it (or the host or the controller wrote it: gate.*,
+// approval.*, policy.*); any other is counted under "undeclared", and past
+// MaxReasonCodeLabels distinct values under "other", so that no gate can
+// grow the series without bound or write what it saw into them.
+const (
+	MaxReasonCodeLabels = 256
+	undeclaredLabel     = "undeclared"
+	otherLabel          = "other"
+)
+
+func (m *Metrics) reasonLabel(code string) string {
+	hostWritten := strings.HasPrefix(code, "gate.") || strings.HasPrefix(code, "approval.") || strings.HasPrefix(code, "policy.")
+	if !hostWritten && (m.declared == nil || !m.declared(code)) {
+		return undeclaredLabel
+	}
+	if _, ok := m.reasonLabels.Load(code); ok {
+		return code
+	}
+	if m.reasonCount.Add(1) > MaxReasonCodeLabels {
+		m.reasonCount.Add(-1)
+		return otherLabel
+	}
+	if _, loaded := m.reasonLabels.LoadOrStore(code, true); loaded {
+		m.reasonCount.Add(-1)
+	}
+	return code
 }
 
 // NewMetrics registers the collectors. Call Watch once the service exists.
@@ -56,6 +95,7 @@ func NewMetrics() *Metrics {
 // Watch adds the gauges read from the service: open tasks, pending
 // approvals, dropped projections, gate instance pools.
 func (m *Metrics) Watch(s *service.Service) {
+	m.declared = s.ReasonCodeDeclared
 	m.Registry.MustRegister(newPoolCollector(s),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "govhost_open_tasks", Help: "Tasks open now."},
 			func() float64 { return float64(s.OpenTaskCount()) }),
@@ -68,7 +108,7 @@ func (m *Metrics) Watch(s *service.Service) {
 
 // GateEvaluated implements service.Observer.
 func (m *Metrics) GateEvaluated(gateID string, decision abi.Decision, reasonCode string, took time.Duration, failed bool) {
-	m.verdicts.WithLabelValues(gateID, string(decision), reasonCode, strconv.FormatBool(failed)).Inc()
+	m.verdicts.WithLabelValues(gateID, string(decision), m.reasonLabel(reasonCode), strconv.FormatBool(failed)).Inc()
 	m.gateTime.WithLabelValues(gateID).Observe(took.Seconds())
 }
 

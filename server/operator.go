@@ -122,11 +122,11 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request, breakGlass bool) 
 	}
 	issuer := req.Issuer
 	if issuer == "" {
-		issuer = operatorActor
+		issuer = roleOperator.String()
 	}
 	g, err := s.svc.GrantException(r.Context(), task, service.ExceptionRequest{
 		GateID: req.GateID, ToolID: req.ToolID, ReasonCode: req.ReasonCode, ExpiresAt: req.ExpiresAt,
-		Actor: req.Actor, IssuedBy: governance.ActorRef{Kind: operatorActor, ID: issuer}, BreakGlass: breakGlass,
+		Actor: req.Actor, IssuedBy: governance.ActorRef{Kind: roleOperator.String(), ID: issuer}, BreakGlass: breakGlass,
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -47,13 +48,13 @@ const (
 // Config configures a Server.
 type Config struct {
 	Service *service.Service
-	// Token is the bearer token every route but /healthz and /readyz needs
-	// (the agents' token, DATA/token).
+	// Token is the agents' bearer token (DATA/token): every route but
+	// /healthz and /readyz needs it or the operator token.
 	Token string
-	// OperatorToken is the second bearer token operator routes need
-	// (checkpoints, exception grants, break-glass; DATA/operator-token); it
-	// is accepted on every agent route too. Empty: operator routes refuse
-	// every request.
+	// OperatorToken is the operator's bearer token (DATA/operator-token):
+	// the routes that change what governs (policies, bindings, modules,
+	// exceptions) need it; the agents' token gets 403 there. It must differ
+	// from Token.
 	OperatorToken string
 	// MaxBody bounds request bodies (default DefaultMaxBody).
 	MaxBody int64
@@ -70,7 +71,8 @@ type Config struct {
 // Server is the HTTP API over one service.
 type Server struct {
 	svc          *service.Service
-	token        bearer.Token
+	token        bearer.Token // the agents'
+	operator     bearer.Token
 	maxBody      int64
 	maxModule    int64
 	metrics      *Metrics
@@ -81,20 +83,34 @@ type Server struct {
 	uploads      chan struct{} // one per upload in flight (UploadSlots)
 	uploadsQueue atomic.Int64  // uploads waiting for a slot
 	consoleUI    http.Handler
-	operator     *bearer.Token
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
+}
+
+// role is who may call a route: the agents' token (roleAgent, the default)
+// or only the operator's (roleOperator). The operator token is accepted
+// on agent routes too.
+type role uint8
+
+const (
+	roleAgent role = iota
+	roleOperator
+)
+
+func (r role) String() string {
+	if r == roleOperator {
+		return "operator"
+	}
+	return "agent"
 }
 
 // route is one documented endpoint; Routes lists them for the OpenAPI test.
 type route struct {
 	method, pattern string
 	public          bool
-	// role is who may call the route: roleAgent (default; the agents' or
-	// the operator's token) or roleOperator (the operator's token only).
-	role   role
-	handle func(s *Server, w http.ResponseWriter, r *http.Request) error
+	role            role
+	handle          func(s *Server, w http.ResponseWriter, r *http.Request) error
 	// bodyLimit, when set and above the server's body limit, replaces it:
 	// hook inputs carry whole files, gate modules are megabytes.
 	bodyLimit func(*Server) int64
@@ -112,8 +128,11 @@ func Routes() []string {
 
 // New returns a server; it answers 503 on /readyz until SetReady.
 func New(cfg Config) (*Server, error) {
-	if cfg.Service == nil || len(cfg.Token) < 32 {
-		return nil, errors.New("server: Config needs a Service and a Token of at least 32 characters")
+	if cfg.Service == nil || len(cfg.Token) < 32 || len(cfg.OperatorToken) < 32 {
+		return nil, errors.New("server: Config needs a Service, a Token and an OperatorToken of at least 32 characters each")
+	}
+	if cfg.Token == cfg.OperatorToken {
+		return nil, errors.New("server: the operator token must differ from the agents' token")
 	}
 	if cfg.OperatorToken != "" && (len(cfg.OperatorToken) < 32 || cfg.OperatorToken == cfg.Token) {
 		return nil, errors.New("server: Config.OperatorToken must have at least 32 characters and differ from Token")
@@ -127,11 +146,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots), consoleUI: cfg.Console}
-	if cfg.OperatorToken != "" {
-		op := bearer.New(cfg.OperatorToken)
-		s.operator = &op
-	}
+	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), operator: bearer.New(cfg.OperatorToken), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots), consoleUI: cfg.Console}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
@@ -154,7 +169,21 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) SetReady() { s.ready.Store(true) }
 
 // Handler is the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveCanonical) }
+
+// serveCanonical answers a request for a path that is not canonical
+// (//v1/tasks, /v1/modules/../token, /v1/tasks/) with a JSON 404 before
+// authentication, instead of http.ServeMux's redirect to the cleaned path
+// with an HTML body: a client is told the path it sent does not exist, and
+// nothing is served at a path other than the one asked for.
+func (s *Server) serveCanonical(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.EscapedPath()
+	if p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != p) || strings.Contains(p, "%2f") || strings.Contains(p, "%2F") {
+		s.writeError(w, r, refuse(codeNotFound, "no route "+r.Method+" "+p+" (paths are matched exactly: no //, no .., no trailing /)"))
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // Shutdown ends the event streams so http.Server.Shutdown can finish.
 func (s *Server) Shutdown() { s.stopFunc() }
@@ -164,7 +193,7 @@ func (s *Server) Shutdown() { s.stopFunc() }
 // keep-alive connections are closed after two minutes.
 func (s *Server) HTTPServer(addr string) *http.Server {
 	srv := &http.Server{
-		Addr: addr, Handler: s.mux,
+		Addr: addr, Handler: s.Handler(),
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: ReadTimeout,
 		WriteTimeout: WriteTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -206,9 +235,10 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		var err error
-		if !rt.public && !s.authorized(rt.role, r) {
-			err = s.unauthorized(rt.role, r)
-		} else {
+		if err = s.checkRole(rt, r); err == nil {
+			if !rt.public {
+				r = r.WithContext(context.WithValue(r.Context(), callerKey{}, s.caller(r)))
+			}
 			err = rt.handle(s, sw, r)
 		}
 		if err != nil {
@@ -221,4 +251,35 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		s.log.Debug("request", slog.String("method", r.Method), slog.String("route", pattern), slog.Int("status", sw.status), slog.Duration("took", took))
 	})
+}
+
+// checkRole checks the bearer token against the route's role: 401 without
+// a known token, 403 with the agents' token on an operator route.
+func (s *Server) checkRole(rt route, r *http.Request) error {
+	switch {
+	case rt.public, s.operator.Matches(r):
+		return nil
+	case !s.token.Matches(r):
+		return refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")
+	case rt.role == roleOperator:
+		return refuse(codeForbidden, "this route needs the operator token (the operator-token file in the data directory), not the agents' token")
+	}
+	return nil
+}
+
+type callerKey struct{}
+
+// caller names who called, for the records of what changed: "operator" or
+// "agent" (the token's role; the tokens carry no finer identity).
+func (s *Server) caller(r *http.Request) string {
+	if s.operator.Matches(r) {
+		return roleOperator.String()
+	}
+	return roleAgent.String()
+}
+
+// actorOf is the caller authenticated by wrap.
+func actorOf(r *http.Request) string {
+	who, _ := r.Context().Value(callerKey{}).(string)
+	return who
 }

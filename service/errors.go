@@ -12,11 +12,14 @@ import (
 type Code string
 
 const (
-	CodeInvalidRequest   Code = "invalid_request"  // a field is missing or malformed
-	CodeTaskNotFound     Code = "task_not_found"   // unknown, or already closed
-	CodePolicyNotFound   Code = "policy_not_found" // no such policy version, or nothing resolves
-	CodePolicyInvalid    Code = "policy_invalid"   // a policy file or version the rules refuse
-	CodePolicyConflict   Code = "policy_conflict"  // a stored version never changes
+	CodeInvalidRequest Code = "invalid_request"  // a field is missing or malformed
+	CodeTaskNotFound   Code = "task_not_found"   // unknown, or already closed
+	CodePolicyNotFound Code = "policy_not_found" // no such policy version, or nothing resolves
+	CodePolicyInvalid  Code = "policy_invalid"   // a policy file or version the rules refuse
+	CodePolicyConflict Code = "policy_conflict"  // a stored version never changes
+	// CodeBindAmbiguous: the scope is bound to another version; binding
+	// this one too would make resolution ambiguous (unbind the other first).
+	CodeBindAmbiguous    Code = "bind_ambiguous"
 	CodeModuleNotFound   Code = "module_not_found" // a gate module digest that is not here
 	CodeChainNotFound    Code = "chain_not_found"  // no records for this chain id
 	CodeNotMintable      Code = "not_mintable"     // the task's evidence does not support a certificate

@@ -17,6 +17,9 @@ const (
 	// CodeLoadBusy: every compile slot is taken and the queue is full
 	// (host.WithCompileLimits); retry later.
 	CodeLoadBusy Code = "load_busy"
+	// CodeModuleQuota: the module folder is full (govhost.MaxStoredModules,
+	// govhost.MaxStoredModuleBytes).
+	CodeModuleQuota Code = "module_quota"
 )
 
 // ModuleRefusalCodes are the codes UploadModule refuses a module with
@@ -85,6 +88,8 @@ func moduleError(err error) error {
 		return fail(CodeModuleEmpty, err)
 	case errors.Is(err, govhost.ErrLoadBusy):
 		return fail(CodeLoadBusy, err)
+	case errors.As(err, new(*govhost.ModuleQuotaError)):
+		return fail(CodeModuleQuota, err)
 	case errors.As(err, &refused):
 		return fail(Code(refused.Code), err)
 	}
@@ -100,3 +105,7 @@ func ModuleOf(m govhost.ModuleInfo) api.Module {
 	}
 	return api.Module{SHA256: m.Digest, ABIKind: string(m.Kind), Exports: exports, Size: m.Size, Builtin: m.Builtin}
 }
+
+// ReasonCodeDeclared reports whether a gate resolved so far declares code
+// (govhost.Gates.ReasonCodeDeclared): the metrics label only those.
+func (s *Service) ReasonCodeDeclared(code string) bool { return s.eng.Gates.ReasonCodeDeclared(code) }

@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/govhost/govhost/api"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/plugins/builtin"
+	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
 	"github.com/govhost/govhost/policy/profiles"
 )
@@ -77,6 +80,13 @@ func (s *Service) ActivatePolicy(ctx context.Context, id uuid.UUID, version stri
 // BindPolicy binds an active version to a scope: global, or a role or
 // resource label.
 func (s *Service) BindPolicy(ctx context.Context, id uuid.UUID, version string, scope governance.PolicyScope, selector string) (governance.PolicyBinding, error) {
+	return s.BindPolicyBy(ctx, id, version, scope, selector, "")
+}
+
+// BindPolicyBy is BindPolicy logging who bound (by: "operator", ...). A
+// scope already bound to another version is refused (bind_ambiguous, 409,
+// naming both): unbind the earlier version first.
+func (s *Service) BindPolicyBy(ctx context.Context, id uuid.UUID, version string, scope governance.PolicyScope, selector, by string) (governance.PolicyBinding, error) {
 	b, err := governance.NewPolicyBinding(governance.PolicyBinding{
 		BindingID: uuid.New(), Scope: scope, Selector: selector, PolicyID: id, PolicyVersion: version, CreatedAt: time.Now(),
 	})
@@ -86,7 +96,43 @@ func (s *Service) BindPolicy(ctx context.Context, id uuid.UUID, version string, 
 	if err := s.eng.Policies.Bind(ctx, b); err != nil {
 		return governance.PolicyBinding{}, policyError(err)
 	}
+	if by != "" {
+		s.log.Info("policy bound", slog.String("policy", id.String()+"@"+version), slog.String("scope", string(scope)),
+			slog.String("selector", selector), slog.String("by", by))
+	}
 	return b, nil
+}
+
+// UnbindPolicy removes a version's bindings at one scope and selector,
+// logging who did it (by); removing none is not an error.
+func (s *Service) UnbindPolicy(ctx context.Context, id uuid.UUID, version string, scope governance.PolicyScope, selector, by string) (api.Unbound, error) {
+	u := policy.Unbinding{PolicyID: id, Version: version, Scope: scope, Selector: selector}
+	if err := u.Validate(); err != nil {
+		return api.Unbound{}, fail(CodeInvalidRequest, err)
+	}
+	n, err := s.eng.Policies.Unbind(ctx, u)
+	if err != nil {
+		return api.Unbound{}, policyError(err)
+	}
+	s.log.Info("policy unbound", slog.String("policy", id.String()+"@"+version), slog.String("scope", string(scope)),
+		slog.String("selector", selector), slog.Int("removed", n), slog.String("by", by))
+	return api.Unbound{PolicyID: id.String(), Version: version, Scope: string(scope), Selector: selector, Removed: n}, nil
+}
+
+// Bindings lists the stored bindings; a scope (and selector) given keeps
+// only those bound there.
+func (s *Service) Bindings(ctx context.Context, scope, selector string) ([]governance.PolicyBinding, error) {
+	all, err := s.eng.Policies.Bindings(ctx)
+	if err != nil {
+		return nil, policyError(err)
+	}
+	out := make([]governance.PolicyBinding, 0, len(all))
+	for _, b := range all {
+		if (scope == "" || string(b.Scope) == scope) && (selector == "" || b.Selector == selector) {
+			out = append(out, b)
+		}
+	}
+	return out, nil
 }
 
 // ResolvePolicy returns the version role / resource resolve to.
@@ -110,6 +156,16 @@ func (s *Service) ShowPolicy(ctx context.Context, id uuid.UUID, version string) 
 // DefaultPolicyID is the id of the default coding-agent policy serve
 // installs on a first start (profiles.PolicyID; each profile is a version).
 var DefaultPolicyID = profiles.PolicyID
+
+// DefaultPolicyVersion is the version of the default profile (balanced),
+// what a first start installs unless told otherwise.
+var DefaultPolicyVersion = func() string {
+	v, err := profiles.Version(profiles.Balanced)
+	if err != nil {
+		panic("service: the embedded balanced profile has no version: " + err.Error())
+	}
+	return v
+}()
 
 // EnsurePolicy makes sure something governs: with file set, that policy
 // file (read on this machine; its .wasm paths are copied into the module
@@ -143,10 +199,51 @@ func (s *Service) EnsurePolicy(ctx context.Context, file, profile string) (Polic
 	if current, err := s.eng.Policies.Resolve(ctx, "", ""); err == nil && current.PolicyID() == snap.PolicyID() && current.Version() == snap.Version() {
 		return SummaryOf(snap), false, nil
 	}
-	if _, err := s.BindPolicy(ctx, snap.PolicyID(), snap.Version(), governance.ScopeGlobal, ""); err != nil {
+	// --policy FILE replaces whatever is bound globally, explicitly: the
+	// operator named the policy that governs.
+	bound, err := s.Bindings(ctx, string(governance.ScopeGlobal), "")
+	if err != nil {
+		return PolicySummary{}, false, err
+	}
+	for _, b := range bound {
+		if b.PolicyID == snap.PolicyID() && b.PolicyVersion == snap.Version() {
+			continue
+		}
+		if _, err := s.UnbindPolicy(ctx, b.PolicyID, b.PolicyVersion, governance.ScopeGlobal, "", "govhost serve --policy"); err != nil {
+			return PolicySummary{}, false, err
+		}
+	}
+	if _, err := s.BindPolicyBy(ctx, snap.PolicyID(), snap.Version(), governance.ScopeGlobal, "", "govhost serve"); err != nil {
 		return PolicySummary{}, false, err
 	}
 	return SummaryOf(snap), true, nil
+}
+
+// UnresolvedError is a data directory whose global policy does not resolve
+// or whose gates do not load (bindings made ambiguous before binds were
+// checked, a module file removed): serve starts anyway, so that the
+// operator can repair it through the API, and prints Repair.
+type UnresolvedError struct {
+	Err    error
+	Repair string
+}
+
+func (e *UnresolvedError) Error() string { return e.Err.Error() + "; to repair: " + e.Repair }
+func (e *UnresolvedError) Unwrap() error { return e.Err }
+
+// Unresolved explains a failure of EnsurePolicy or WarmUp as an
+// *UnresolvedError with the repair that fits it.
+func (s *Service) Unresolved(ctx context.Context, err error) *UnresolvedError {
+	repair := "list the bindings (GET /v1/bindings), unbind the version that should not govern " +
+		"(POST /v1/policies/{policy_id}/versions/{version}/unbind with the operator token, or stop serve and run " +
+		"`govhost policy unbind --id ID --version V --scope global`), and bind one that loads"
+	var amb *governance.AmbiguousPolicyError
+	if errors.As(err, &amb) {
+		repair = fmt.Sprintf("%s is bound to %v; unbind all but one (POST /v1/policies/{policy_id}/versions/{version}/unbind "+
+			"{\"scope\":%q} with the operator token, or stop serve and run `govhost policy unbind --id ID --version V --scope %s`)",
+			amb.Scope, amb.Candidates, strings.ToLower(amb.Scope), strings.ToLower(amb.Scope))
+	}
+	return &UnresolvedError{Err: err, Repair: repair}
 }
 
 // WarmUp loads and configures every gate of a policy version, so the

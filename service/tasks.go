@@ -10,6 +10,7 @@ import (
 
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/policy"
 )
 
 // OpenTaskRequest opens a task pinned to a policy version: the exact one
@@ -168,8 +169,12 @@ func policyError(err error) error {
 		return err
 	case errors.As(err, &nf):
 		return fail(CodePolicyNotFound, err)
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.Is(err, policy.ErrBindingConflict):
 		return fail(CodePolicyConflict, err)
+	case errors.Is(err, policy.ErrAmbiguousBind):
+		return fail(CodeBindAmbiguous, err)
+	case errors.Is(err, policy.ErrNotActive):
+		return fail(CodePolicyInvalid, err)
 	case errors.As(err, &ae), errors.Is(err, governance.ErrInvalid):
 		return fail(CodePolicyInvalid, err)
 	}

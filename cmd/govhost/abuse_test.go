@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,13 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/wasmfixtures"
+	"github.com/govhost/govhost/service"
 )
 
 // bearer is the token in the data directory's file name ("token" for the
@@ -166,4 +171,133 @@ func TestServe_32ConcurrentUploadsOfA31MiBDataSegment(t *testing.T) {
 // run shares its cores with everything else and only reports them.
 func strictTiming() bool { return os.Getenv("GOVHOST_STRICT_TIMING") == "1" }
 
-const operatorTokenFile = "token"
+const operatorTokenFile = "operator-token"
+
+// call sends body (JSON, or nil) with the token in file name of data and
+// returns the status and the body.
+func (s *served) call(t *testing.T, method, path, tokenFile string, body []byte, contentType string) (int, []byte) {
+	t.Helper()
+	var rd *bytes.Reader
+	if body == nil {
+		body = []byte{}
+	}
+	rd = bytes.NewReader(body)
+	req, err := http.NewRequest(method, s.url+path, rd)
+	require.NoError(t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Authorization", "Bearer "+bearer(t, s.data, tokenFile))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	_, err = out.ReadFrom(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, out.Bytes()
+}
+
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, s.wait(t), s.stderr.String())
+}
+
+// TestServe_TheThreeRequestLockoutIsRefusedAndServeRestarts is issue 28's
+// second finding against the real serve: put a policy, activate it, bind it
+// globally. The agents' token may do none of it (403); with the operator
+// token the bind is refused 409 naming both versions, tasks keep opening,
+// and serve restarts on the data directory.
+func TestServe_TheThreeRequestLockoutIsRefusedAndServeRestarts(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, data)
+	st, err := os.Stat(filepath.Join(data, operatorTokenFile))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	require.Contains(t, s.stdout.String(), "operator token: "+filepath.Join(data, operatorTokenFile)+" (created now, mode 0600)")
+
+	id := uuid.New()
+	file := []byte(fmt.Sprintf(`{"policy_id":%q,"version":"1","gates":[{"gate_id":"destructive","module":"destructive","level":"hard","order":10,"tool_ids":["bash"]}]}`, id))
+	versions := fmt.Sprintf("/v1/policies/%s/versions/1", id)
+	status, body := s.call(t, "POST", "/v1/policies", "token", file, "application/json")
+	require.Equal(t, http.StatusForbidden, status, string(body))
+
+	status, body = s.call(t, "POST", "/v1/policies", operatorTokenFile, file, "application/json")
+	require.Equal(t, http.StatusCreated, status, string(body))
+	status, body = s.call(t, "POST", versions+"/activate", operatorTokenFile, nil, "")
+	require.Equal(t, http.StatusOK, status, string(body))
+	status, body = s.call(t, "POST", versions+"/bind", "token", []byte(`{"scope":"global"}`), "application/json")
+	require.Equal(t, http.StatusForbidden, status, string(body))
+	status, body = s.call(t, "POST", versions+"/bind", operatorTokenFile, []byte(`{"scope":"global"}`), "application/json")
+	require.Equal(t, http.StatusConflict, status, string(body))
+	require.Contains(t, string(body), "bind_ambiguous")
+	require.Contains(t, string(body), id.String()+"@1")
+
+	task, err := s.client.OpenTask(context.Background(), api.OpenTaskRequest{})
+	require.NoError(t, err, "tasks still open")
+	_, err = s.client.Authorize(context.Background(), task.TaskID, readerCall())
+	require.NoError(t, err)
+	s.stop(t)
+
+	s2 := startServe(t, data)
+	require.Contains(t, s2.stdout.String(), "(already active)")
+	_, err = s2.client.OpenTask(context.Background(), api.OpenTaskRequest{})
+	require.NoError(t, err)
+	s2.stop(t)
+}
+
+// TestServe_StartsOnAPolicyItCannotLoadAndSaysHowToRepair: the global
+// policy's module file is gone (a state the API cannot repair while serve
+// refuses to start). serve starts anyway, prints UNRESOLVED and the repair,
+// and the repair works through the API: unbind, bind the default back.
+func TestServe_StartsOnAPolicyItCannotLoadAndSaysHowToRepair(t *testing.T) {
+	ctx := context.Background()
+	data := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, data)
+	wasm := wasmfixtures.Bytes("allow.wasm")
+	status, body := s.call(t, "POST", "/v1/modules", operatorTokenFile, wasm, "application/wasm")
+	require.Equal(t, http.StatusCreated, status, string(body))
+	digest := governance.SHA256Hex(wasm)
+	id := uuid.New()
+	file := []byte(fmt.Sprintf(`{"policy_id":%q,"version":"1","gates":[{"gate_id":"allow","module":%q,"level":"hard","order":10,"tool_ids":["reader"]}]}`, id, digest))
+	versions := fmt.Sprintf("/v1/policies/%s/versions/1", id)
+	defaultVersion := fmt.Sprintf("/v1/policies/%s/versions/%s", service.DefaultPolicyID, service.DefaultPolicyVersion)
+	for _, step := range []struct {
+		path string
+		body []byte
+		want int
+	}{
+		{"/v1/policies", file, http.StatusCreated},
+		{versions + "/activate", nil, http.StatusOK},
+		{defaultVersion + "/unbind", []byte(`{"scope":"global"}`), http.StatusOK},
+		{versions + "/bind", []byte(`{"scope":"global"}`), http.StatusCreated},
+	} {
+		ct := ""
+		if step.body != nil {
+			ct = "application/json"
+		}
+		status, body := s.call(t, "POST", step.path, operatorTokenFile, step.body, ct)
+		require.Equal(t, step.want, status, "%s: %s", step.path, body)
+	}
+	s.stop(t)
+	require.NoError(t, os.Remove(filepath.Join(data, "modules", digest+".wasm")))
+
+	s2 := startServe(t, data)
+	require.Contains(t, s2.stdout.String(), "policy: UNRESOLVED")
+	require.Contains(t, s2.stdout.String(), "repair: ")
+	status, body = s2.call(t, "POST", versions+"/unbind", operatorTokenFile, []byte(`{"scope":"global"}`), "application/json")
+	require.Equal(t, http.StatusOK, status, string(body))
+	status, body = s2.call(t, "POST", defaultVersion+"/bind", operatorTokenFile, []byte(`{"scope":"global"}`), "application/json")
+	require.Equal(t, http.StatusCreated, status, string(body))
+	task, err := s2.client.OpenTask(ctx, api.OpenTaskRequest{})
+	require.NoError(t, err)
+	_, err = s2.client.Authorize(ctx, task.TaskID, readerCall())
+	require.NoError(t, err)
+	s2.stop(t)
+
+	// The CLI's unbind works on the data directory once serve is stopped.
+	code, out, stderr := runCLI(t, "", "policy", "unbind", "--data", data, "--id", service.DefaultPolicyID.String(),
+		"--version", service.DefaultPolicyVersion, "--scope", "global")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, `"removed":1`)
+}

@@ -26,8 +26,8 @@ import (
 
 func init() {
 	register("", func() *cobra.Command {
-		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, list, resolve, show, template",
-			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyListCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
+		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, unbind, list, resolve, show, template",
+			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyUnbindCmd(), newPolicyListCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
 	})
 }
 
@@ -149,6 +149,37 @@ func newPolicyBindCmd() *cobra.Command {
 				err = store.Bind(cmd.Context(), b)
 			}
 			return b, err
+		})
+	}
+	to = targetFlags(c)
+	c.Flags().StringVar(&scope, "scope", "", "global, role or resource")
+	c.Flags().StringVar(&selector, "selector", "", "role or resource label (not for global)")
+	return c
+}
+
+func newPolicyUnbindCmd() *cobra.Command {
+	var scope, selector string
+	var to target
+	c := &cobra.Command{
+		Use:   "unbind --id ID --version V --scope global|role|resource [--selector S] [--data DIR]",
+		Short: "Remove a version's bindings at one scope (the way out of a binding that should not govern)",
+		Long: `unbind removes the bindings of one policy version at one scope (and selector)
+and prints how many it removed. The version stays stored and active. With serve
+running it goes through the server (POST /v1/policies/{id}/versions/{v}/unbind,
+the operator token).`,
+	}
+	parse := policyVersionFlags(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		id, version, err := parse()
+		if err != nil {
+			return err
+		}
+		return withPolicies(cmd, to, func(c *client.Client) (any, error) {
+			return c.UnbindPolicy(cmd.Context(), id, version, api.UnbindRequest{Scope: scope, Selector: selector})
+		}, func(store policy.Store) (any, error) {
+			u := policy.Unbinding{PolicyID: id, Version: version, Scope: governance.PolicyScope(scope), Selector: selector}
+			n, err := store.Unbind(cmd.Context(), u)
+			return api.Unbound{PolicyID: id.String(), Version: version, Scope: scope, Selector: selector, Removed: n}, err
 		})
 	}
 	to = targetFlags(c)

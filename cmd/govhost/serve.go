@@ -95,9 +95,12 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		return usageError(err)
 	}
 	operatorFile := filepath.Join(o.data, server.OperatorTokenFileName)
-	operatorToken, _, err := server.LoadOrCreateToken(operatorFile)
+	operatorToken, operatorCreated, err := server.LoadOrCreateToken(operatorFile)
 	if err != nil {
 		return usageError(err)
+	}
+	if operatorToken == token {
+		return usageErrorf("%s and %s hold the same token: the operator's must differ from the agents' (remove %s to have a new one made)", operatorFile, tokenFile, operatorFile)
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -142,9 +145,16 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError(err)
 	}
+	// A policy that does not resolve or whose gates do not load does not
+	// stop serve: it starts, says how to repair, and the operator repairs
+	// through the API (the tasks it cannot govern fail closed meanwhile).
 	pol, installed, err := svc.EnsurePolicy(ctx, o.policy, profile)
+	var unresolved *service.UnresolvedError
 	if err != nil {
-		return invalidError(fmt.Errorf("policy: %w", err))
+		if o.policy != "" { // the operator's own file: its errors are theirs to fix first
+			return invalidError(fmt.Errorf("policy: %w", err))
+		}
+		unresolved = svc.Unresolved(ctx, err)
 	}
 	var ui *console.Console
 	if o.console {
@@ -166,8 +176,10 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	go func() { served <- httpSrv.Serve(ln) }()
 
 	// Ready once the active policy's gates are loaded and configured.
-	if err := svc.WarmUp(ctx, pol); err != nil {
-		return invalidError(fmt.Errorf("loading the gates of %s@%s: %w", pol.PolicyID, pol.Version, err))
+	if unresolved == nil {
+		if err := svc.WarmUp(ctx, pol); err != nil {
+			unresolved = svc.Unresolved(ctx, fmt.Errorf("loading the gates of %s@%s: %w", pol.PolicyID, pol.Version, err))
+		}
 	}
 
 	how := "installed now"
@@ -178,16 +190,26 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if created {
 		tokenNote = " (created now, mode 0600)"
 	}
+	operatorNote := ""
+	if operatorCreated {
+		operatorNote = " (created now, mode 0600)"
+	}
 	fmt.Fprintf(stdout, "govhost serve: listening on %s (data %s)\n", base, o.data)
-	fmt.Fprintf(stdout, "policy: %s@%s digest %s (%s)\n", pol.PolicyID, pol.Version, pol.Digest, how)
+	if unresolved != nil {
+		fmt.Fprintf(stdout, "policy: UNRESOLVED: %v\n", unresolved.Err)
+		fmt.Fprintf(stdout, "repair: %s\n", unresolved.Repair)
+		log.Error("the global policy does not resolve: tasks fail closed until it is repaired", slog.Any("err", unresolved.Err), slog.String("repair", unresolved.Repair))
+	} else {
+		fmt.Fprintf(stdout, "policy: %s@%s digest %s (%s)\n", pol.PolicyID, pol.Version, pol.Digest, how)
+	}
 	if !installed && o.profile != "" && o.policy == "" {
 		fmt.Fprintf(stdout, "note: --profile %s applies to a first start; this data directory already has a bound policy\n", o.profile)
 	}
-	fmt.Fprintf(stdout, "token: %s%s\n", tokenFile, tokenNote)
+	fmt.Fprintf(stdout, "token: %s%s (agents: authorize, complete, hooks)\n", tokenFile, tokenNote)
+	fmt.Fprintf(stdout, "operator token: %s%s (policies, bindings, modules, checkpoints, exceptions, break-glass)\n", operatorFile, operatorNote)
 	if ui != nil {
 		fmt.Fprintf(stdout, "console: %s (one-time login link, expires in %s)\n", ui.LoginLink(), console.DefaultLoginTTL)
 	}
-	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
 	srv.SetReady()
 	// Once ready: the other commands on this data directory find the
 	// server here and go through it.
@@ -196,11 +218,10 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		return fmt.Errorf("recording the address in the data directory: %w", err)
 	}
 	defer unpublish()
-	fmt.Fprintf(stdout, "token: %s%s; operator token (checkpoints, exceptions, break-glass): %s\n", tokenFile, tokenNote, operatorFile)
 	fmt.Fprintf(stdout, "next: govhost install --agent claude --data %s   (govern a coding agent through this server)\n", o.data)
 	fmt.Fprintf(stdout, "      govhost policy list --data %s, govhost demo --data %s, ...: commands on this data directory now go through this server\n", o.data, o.data)
 	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
-	log.Info("serving", slog.String("addr", base), slog.String("policy", pol.PolicyID.String()+"@"+pol.Version))
+	log.Info("serving", slog.String("addr", base), slog.String("policy", pol.PolicyID.String()+"@"+pol.Version), slog.Bool("resolved", unresolved == nil))
 
 	select {
 	case err := <-served:

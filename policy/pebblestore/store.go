@@ -136,6 +136,13 @@ func (s *Store) Bind(ctx context.Context, b governance.PolicyBinding) error {
 	if err := policy.CheckBindTarget(b, target, found); err != nil {
 		return err
 	}
+	existing, err := s.bindingsAt(b.Scope, b.Selector)
+	if err != nil {
+		return err
+	}
+	if err := policy.CheckBindLabel(b, existing); err != nil {
+		return err
+	}
 	batch := s.db.NewBatch()
 	defer batch.Close()
 	if err := batch.Set(key, value, nil); err != nil {
@@ -207,5 +214,78 @@ func scanBindings(iter *pebble.Iterator, prefix []byte, scope governance.PolicyS
 	if err := iter.Error(); err != nil {
 		return nil, fmt.Errorf("pebblestore: scan bindings: %w", err)
 	}
+	return out, nil
+}
+
+// bindingsAt returns the bindings stored at (scope, selector).
+func (s *Store) bindingsAt(scope governance.PolicyScope, selector string) ([]governance.PolicyBinding, error) {
+	prefix := labelPrefix(scope, selector)
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: scan bindings: %w", err)
+	}
+	defer iter.Close()
+	return scanBindings(iter, prefix, scope, selector)
+}
+
+// Unbind implements policy.Store: the binding and its label index entry go
+// in one synced batch.
+func (s *Store) Unbind(ctx context.Context, u policy.Unbinding) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := u.Validate(); err != nil {
+		return 0, err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	existing, err := s.bindingsAt(u.Scope, u.Selector)
+	if err != nil {
+		return 0, err
+	}
+	batch := s.db.NewBatch()
+	defer batch.Close()
+	removed := 0
+	for _, b := range existing {
+		if !u.Matches(b) {
+			continue
+		}
+		if err := errors.Join(batch.Delete(bindingKey(b.BindingID), nil), batch.Delete(labelKey(b), nil)); err != nil {
+			return 0, err
+		}
+		removed++
+	}
+	if removed == 0 {
+		return 0, nil
+	}
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return 0, fmt.Errorf("pebblestore: unbind: %w", err)
+	}
+	return removed, nil
+}
+
+// Bindings implements policy.Store.
+func (s *Store) Bindings(ctx context.Context) ([]governance.PolicyBinding, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	prefix := []byte(KeyPrefix + "b/")
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: scan bindings: %w", err)
+	}
+	defer iter.Close()
+	var out []governance.PolicyBinding
+	for iter.First(); iter.Valid(); iter.Next() {
+		b, err := policy.DecodeBinding(string(iter.Key()), iter.Value())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	if err := iter.Error(); err != nil {
+		return nil, fmt.Errorf("pebblestore: scan bindings: %w", err)
+	}
+	policy.SortBindings(out)
 	return out, nil
 }

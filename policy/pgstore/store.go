@@ -243,6 +243,13 @@ func (s *Store) Bind(ctx context.Context, b governance.PolicyBinding) error {
 		if err := policy.CheckBindTarget(b, target, found); err != nil {
 			return err
 		}
+		existing, err := lockedLabel(ctx, tx, b.Scope, b.Selector)
+		if err != nil {
+			return err
+		}
+		if err := policy.CheckBindLabel(b, existing); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `INSERT INTO policy_bindings (binding_id, scope, selector, binding) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (binding_id) DO NOTHING`, b.BindingID, string(b.Scope), b.Selector, string(value))
 		if err != nil {
@@ -280,7 +287,9 @@ func (s *Store) Resolve(ctx context.Context, role, resource string) (governance.
 		return governance.PolicySnapshot{}, err
 	}
 	defer s.mu.RUnlock()
-	ref, err := resolve.Resolve(ctx, role, resource, s.lookup)
+	ref, err := resolve.Resolve(ctx, role, resource, func(ctx context.Context, scope governance.PolicyScope, selector string) ([]governance.PolicyBinding, error) {
+		return lookup(ctx, s.pool, scope, selector)
+	})
 	if err != nil {
 		return governance.PolicySnapshot{}, err
 	}
@@ -296,8 +305,8 @@ func (s *Store) Resolve(ctx context.Context, role, resource string) (governance.
 
 // lookup returns the bindings stored for (scope, selector), checking each
 // row holds the binding its key columns say.
-func (s *Store) lookup(ctx context.Context, scope governance.PolicyScope, selector string) ([]governance.PolicyBinding, error) {
-	rows, err := s.pool.Query(ctx, `SELECT binding_id, binding FROM policy_bindings WHERE scope = $1 AND selector = $2 ORDER BY binding_id`, string(scope), selector)
+func lookup(ctx context.Context, q rowsQuerier, scope governance.PolicyScope, selector string) ([]governance.PolicyBinding, error) {
+	rows, err := q.Query(ctx, `SELECT binding_id, binding FROM policy_bindings WHERE scope = $1 AND selector = $2 ORDER BY binding_id`, string(scope), selector)
 	if err != nil {
 		return nil, pgdb.Wrap("scan bindings", err)
 	}
@@ -324,5 +333,85 @@ func (s *Store) lookup(ctx context.Context, scope governance.PolicyScope, select
 	if err := rows.Err(); err != nil {
 		return nil, pgdb.Wrap("scan bindings", err)
 	}
+	return out, nil
+}
+
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// lockedLabel takes the transaction's lock on (scope, selector), so that
+// binds and unbinds of one label run one at a time across every process
+// sharing the database, and returns the bindings stored there.
+func lockedLabel(ctx context.Context, tx pgx.Tx, scope governance.PolicyScope, selector string) ([]governance.PolicyBinding, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "govhost/policy-label/"+string(scope)+"/"+selector); err != nil {
+		return nil, pgdb.Wrap("lock binding label", err)
+	}
+	return lookup(ctx, tx, scope, selector)
+}
+
+// Unbind implements policy.Store.
+func (s *Store) Unbind(ctx context.Context, u policy.Unbinding) (int, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.RUnlock()
+	if err := u.Validate(); err != nil {
+		return 0, err
+	}
+	removed := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		removed = 0
+		existing, err := lockedLabel(ctx, tx, u.Scope, u.Selector)
+		if err != nil {
+			return err
+		}
+		for _, b := range existing {
+			if !u.Matches(b) {
+				continue
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM policy_bindings WHERE binding_id = $1`, b.BindingID); err != nil {
+				return pgdb.Wrap("unbind "+b.BindingID.String(), err)
+			}
+			removed++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, wrapTx("unbind", err)
+	}
+	return removed, nil
+}
+
+// Bindings implements policy.Store.
+func (s *Store) Bindings(ctx context.Context) ([]governance.PolicyBinding, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	rows, err := s.pool.Query(ctx, `SELECT binding_id, binding FROM policy_bindings`)
+	if err != nil {
+		return nil, pgdb.Wrap("list bindings", err)
+	}
+	defer rows.Close()
+	var out []governance.PolicyBinding
+	for rows.Next() {
+		var (
+			id  uuid.UUID
+			raw []byte
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			return nil, pgdb.Wrap("list bindings", err)
+		}
+		b, err := policy.DecodeBinding("policy_bindings/"+id.String(), raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, pgdb.Wrap("list bindings", err)
+	}
+	policy.SortBindings(out)
 	return out, nil
 }

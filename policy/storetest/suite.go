@@ -35,6 +35,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ResolvePrecedence", func(t *testing.T) { testResolvePrecedence(t, h) })
 	t.Run("ResolveAmbiguous", func(t *testing.T) { testResolveAmbiguous(t, h) })
 	t.Run("ResolveNotFound", func(t *testing.T) { testResolveNotFound(t, h) })
+	t.Run("Unbind", func(t *testing.T) { testUnbind(t, h) })
 	t.Run("History", func(t *testing.T) { testHistory(t, h) })
 	t.Run("List", func(t *testing.T) { testList(t, h) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, h) })
@@ -347,28 +348,76 @@ func testResolveAmbiguous(t *testing.T, h Harness) {
 	require.NoError(t, err)
 	require.Equal(t, "1", got.Version())
 
-	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeRole, "dev", id, "2")))
-	_, err = s.Resolve(ctx, "dev", "")
-	var amb *governance.AmbiguousPolicyError
+	// A second version at the same scope would make resolution ambiguous:
+	// refused, naming both, and nothing stored.
+	err = s.Bind(ctx, Binding(t, governance.ScopeRole, "dev", id, "2"))
+	var amb *policy.AmbiguousBindError
 	require.ErrorAs(t, err, &amb)
+	require.ErrorIs(t, err, policy.ErrAmbiguousBind)
 	require.Equal(t, "role", amb.Scope)
-	require.Equal(t, []string{id.String() + "@1", id.String() + "@2"}, amb.Candidates)
+	require.Equal(t, "dev", amb.Selector)
+	require.Equal(t, []string{id.String() + "@1"}, amb.Bound)
+	require.Equal(t, id.String()+"@2", amb.Requested)
+	got, err = s.Resolve(ctx, "dev", "")
+	require.NoError(t, err)
+	require.Equal(t, "1", got.Version())
 
-	// Ambiguity at a lower scope does not matter when a higher one decides.
+	// Other scopes and selectors are other labels.
 	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeResource, "repo/a", id, "2")))
+	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeRole, "ops", id, "2")))
 	got, err = s.Resolve(ctx, "dev", "repo/a")
 	require.NoError(t, err)
 	require.Equal(t, "2", got.Version())
 
-	// Global ambiguity, including across policy ids.
+	// Globally too, across policy ids.
 	other := uuid.New()
 	activeSnapshot(t, s, other, "1")
 	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeGlobal, "", id, "1")))
-	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeGlobal, "", other, "1")))
-	_, err = s.Resolve(ctx, "", "")
-	require.ErrorAs(t, err, &amb)
+	require.ErrorAs(t, s.Bind(ctx, Binding(t, governance.ScopeGlobal, "", other, "1")), &amb)
 	require.Equal(t, "global", amb.Scope)
-	require.Len(t, amb.Candidates, 2)
+}
+
+// testUnbind: unbinding removes exactly one version's bindings at one
+// label; then another version may be bound there; Bindings lists what is
+// stored.
+func testUnbind(t *testing.T, h Harness) {
+	s := newStore(t, h)
+	id, other := uuid.New(), uuid.New()
+	activeSnapshot(t, s, id, "1")
+	activeSnapshot(t, s, other, "1")
+	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeGlobal, "", id, "1")))
+	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeGlobal, "", id, "1")))
+	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeRole, "dev", id, "1")))
+	all, err := s.Bindings(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+	require.Equal(t, governance.ScopeGlobal, all[0].Scope)
+
+	n, err := s.Unbind(ctx, policy.Unbinding{PolicyID: other, Version: "1", Scope: governance.ScopeGlobal})
+	require.NoError(t, err)
+	require.Zero(t, n, "another version's bindings stay")
+	n, err = s.Unbind(ctx, policy.Unbinding{PolicyID: id, Version: "1", Scope: governance.ScopeGlobal})
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	n, err = s.Unbind(ctx, policy.Unbinding{PolicyID: id, Version: "1", Scope: governance.ScopeGlobal})
+	require.NoError(t, err)
+	require.Zero(t, n, "unbinding twice is harmless")
+	_, err = s.Resolve(ctx, "", "")
+	requireNotFound(t, err)
+	got, err := s.Resolve(ctx, "dev", "")
+	require.NoError(t, err, "the role binding stays")
+	require.Equal(t, id, got.PolicyID())
+
+	require.NoError(t, s.Bind(ctx, Binding(t, governance.ScopeGlobal, "", other, "1")))
+	got, err = s.Resolve(ctx, "", "")
+	require.NoError(t, err)
+	require.Equal(t, other, got.PolicyID())
+	all, err = s.Bindings(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+
+	_, err = s.Unbind(ctx, policy.Unbinding{PolicyID: id, Version: "1", Scope: governance.ScopeGlobal, Selector: "x"})
+	require.Error(t, err, "a global unbinding has no selector")
 }
 
 func testResolveNotFound(t *testing.T, h Harness) {

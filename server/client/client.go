@@ -310,3 +310,27 @@ func (c *Client) Module(ctx context.Context, digest string) (api.Module, error) 
 	var out api.Module
 	return out, c.do(ctx, "GET", "/v1/modules/"+url.PathEscape(digest), nil, &out)
 }
+
+// UnbindPolicy removes a version's bindings at one scope (operator token).
+func (c *Client) UnbindPolicy(ctx context.Context, id uuid.UUID, version string, req api.UnbindRequest) (api.Unbound, error) {
+	var out api.Unbound
+	return out, c.do(ctx, "POST", "/v1/policies/"+id.String()+"/versions/"+url.PathEscape(version)+"/unbind", req, &out)
+}
+
+// Bindings lists the policy bindings, all of them or those at one scope
+// (and selector).
+func (c *Client) Bindings(ctx context.Context, scope, selector string) ([]governance.PolicyBinding, error) {
+	q := url.Values{}
+	if scope != "" {
+		q.Set("scope", scope)
+	}
+	if selector != "" {
+		q.Set("scope_id", selector)
+	}
+	path := "/v1/bindings"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out api.BindingList
+	return out.Bindings, c.do(ctx, "GET", path, nil, &out)
+}

@@ -57,9 +57,10 @@ class Client:
 
     @classmethod
     def from_data_dir(cls, base_url: str, data_dir: str, operator: bool = False, **kw: Any) -> "Client":
-        """Read the token from the server's data directory: the agents' (DATA/token),
-        or with operator=True the operator's (DATA/operator-token), which operator
-        routes (checkpoints, exceptions, break-glass) need. base_url "" means the
+        """Read the token from the server's data directory: the agents'
+        (DATA/token), or with operator=True the operator's
+        (DATA/operator-token), which policies, bindings, module uploads,
+        checkpoints, exceptions and break-glass need. base_url "" means the
         server that holds data_dir (see discover)."""
         if not base_url:
             base_url = cls.discover(data_dir)

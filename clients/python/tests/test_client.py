@@ -121,6 +121,10 @@ class ClientTest(unittest.TestCase):
     def test_upload_and_list_modules(self):
         with open(os.path.join(FIXTURES, "c_gate.wasm"), "rb") as f:
             wasm = f.read()
+        with self.assertRaises(GovhostError) as ctx:
+            self.gh.upload_module(wasm)
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (403, "forbidden"), "the agents' token uploads nothing")
+        self.gh = Client.from_data_dir(URL, DATA, operator=True)
         digest = hashlib.sha256(wasm).hexdigest()
         first = self.gh.upload_module(wasm)
         self.assertEqual((first["sha256"], first["abi_kind"], first["size"]), (digest, "native", len(wasm)))

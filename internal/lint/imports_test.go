@@ -90,8 +90,11 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the
 		// wire vocabulary and the Go client stay light (no engine).
-		"service":                         {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "service"},
-		"server":                          {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", "api", filepath.Join("internal", "bearer")},
+		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "certify", "service"},
+		"server":  {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
+		// The web console: the service's operations and the wire vocabulary
+		// (static files need nothing else), and the event-stream writer.
+		"console":                         {"service", "api", filepath.Join("internal", "sse"), "console"},
 		"api":                             {"governance"},
 		filepath.Join("server", "client"): {"governance", "api"},
 		// The MCP proxy: the embedded assembly (root package) or the
@@ -99,6 +102,8 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("internal", "bearer"), "mcp"},
 		// The bearer-token check both listeners make.
 		filepath.Join("internal", "bearer"): {},
+		// The server-sent event loop the API and the console share.
+		filepath.Join("internal", "sse"): {},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {

@@ -48,6 +48,8 @@ func TestNew_ConfigErrors(t *testing.T) {
 		{"typo", `{"kind":"workspace","root":"/ws","allowed_operation":["read_file"]}`, "allowed_operation", pathguard.ErrUnknownField},
 		{"relative root", `{"kind":"workspace","root":"ws"}`, "root", pathguard.ErrNotAbsolute},
 		{"virtual without mounts", `{"kind":"virtual"}`, "mounts", pathguard.ErrMissingField},
+		{"virtual blank cwd", `{"kind":"virtual","mounts":[{"name":"t"}],"cwd":""}`, "cwd", pathguard.ErrVirtualPath},
+		{"virtual whitespace cwd", `{"kind":"virtual","mounts":[{"name":"t"}],"cwd":" "}`, "cwd", pathguard.ErrVirtualPath},
 		{"virtual mount with two components", `{"kind":"virtual","mounts":[{"name":"a/b"}]}`, "mounts[0].name", pathguard.ErrVirtualPath},
 		{"virtual mount dot-dot", `{"kind":"virtual","mounts":[{"name":".."}]}`, "mounts[0].name", pathguard.ErrVirtualPath},
 		{"virtual mount drive", `{"kind":"virtual","mounts":[{"name":"c:"}]}`, "mounts[0].name", pathguard.ErrVirtualPath},

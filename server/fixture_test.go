@@ -108,7 +108,12 @@ func openEnv(t testing.TB, validate bool) *env {
 	svc, err := service.New(eng, service.Options{Observer: metrics})
 	require.NoError(t, err)
 	metrics.Watch(svc)
-	pol, _, err := svc.EnsurePolicy(ctx, "", "")
+	// The API tests run under LionAGI's safe preset (its tool names and its
+	// escalations), not the default coding-agent policy: they test the API,
+	// and cmd/govhost's tests hold the default policy to its outcomes.
+	policyFile := filepath.Join(dir, "lionagi-safe.json")
+	require.NoError(t, os.WriteFile(policyFile, []byte(lionagiSafePolicy), 0o600))
+	pol, _, err := svc.EnsurePolicy(ctx, policyFile, "")
 	require.NoError(t, err)
 	require.NoError(t, svc.WarmUp(ctx, pol))
 	srv, err := server.New(server.Config{Service: svc, Token: testAgentToken, OperatorToken: testToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})
@@ -246,3 +251,20 @@ func (c *specChecker) wrap(h http.Handler) http.Handler {
 		}
 	})
 }
+
+// testPolicyVersion is the version of the policy the API tests run under.
+const testPolicyVersion = "default-1"
+
+// lionagiSafePolicy is the sidecar's default policy before issue 22:
+// ADR-0086's destructive guard on bash and the permission gate with
+// LionAGI's "safe" preset on LionAGI's tool names.
+var lionagiSafePolicy = `{
+  "policy_id": "` + service.DefaultPolicyID.String() + `",
+  "version": "` + testPolicyVersion + `",
+  "gates": [
+    {"gate_id": "destructive", "module": "destructive", "level": "hard", "order": 10, "tool_ids": ["bash"]},
+    {"gate_id": "permission", "module": "permission", "level": "hard", "order": 20,
+     "tool_ids": ["bash", "reader", "editor", "search", "context"],
+     "config": {"preset": "safe"}}
+  ]
+}`

@@ -143,7 +143,7 @@ func TestAPI_GovernedSessionEndToEnd(t *testing.T) {
 	// policies
 	pol, err := c.ResolvePolicy(ctx, "", "")
 	require.NoError(t, err)
-	require.Equal(t, "balanced-1", pol.Version, "a fresh data directory runs the balanced default coding-agent policy")
+	require.Equal(t, testPolicyVersion, pol.Version)
 	pid := uuid.New()
 	file := json.RawMessage(`{"policy_id":"` + pid.String() + `","version":"1","gates":[{"gate_id":"destructive","module":"destructive","level":"hard","order":1,"tool_ids":["bash"]}]}`)
 	put, err := c.PutPolicy(ctx, file)

@@ -175,3 +175,28 @@ func TestPolicyCLI_Refusals(t *testing.T) {
 		require.Equal(t, exitUsage, code, "%v", args)
 	}
 }
+
+// TestPolicyShow_Default prints the default coding-agent policy as serve
+// installs it for --data, per profile, and refuses what it cannot print.
+func TestPolicyShow_Default(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	code, out, stderr := runCLI(t, "", "policy", "show", "--default", "--data", data)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, `"version": "balanced-1"`)
+	abs, err := filepath.Abs(data)
+	require.NoError(t, err)
+	require.Contains(t, out, `"`+abs+`"`, "the agents are denied this data directory")
+	require.NotContains(t, out, "$govhost_data")
+	for _, p := range []string{"strict", "permissive"} {
+		code, out, stderr = runCLI(t, "", "policy", "show", "--default", "--profile", p, "--data", data)
+		require.Equal(t, exitOK, code, stderr)
+		require.Contains(t, out, `"version": "`+p+`-1"`)
+	}
+	code, _, stderr = runCLI(t, "", "policy", "show", "--default", "--profile", "lenient")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, "unknown profile")
+	code, _, _ = runCLI(t, "", "policy", "show", "--default", "--id", "6f1c2d3e-4b5a-4c6d-8e7f-000000000001")
+	require.Equal(t, exitUsage, code)
+	code, _, _ = runCLI(t, "", "policy", "show", "--profile", "strict", "--id", "6f1c2d3e-4b5a-4c6d-8e7f-000000000001", "--version", "x")
+	require.Equal(t, exitUsage, code)
+}

@@ -22,7 +22,14 @@ func TestPythonClient(t *testing.T) {
 		t.Skip("python3 not installed: the Python client's tests need it")
 	}
 	data := filepath.Join(t.TempDir(), "data")
-	s := startServe(t, data)
+	// The client's tests and example speak LionAGI's tool names (reader,
+	// bash) and expect its safe preset's escalations: they run under that
+	// policy, not the default coding-agent policy.
+	policyFile := filepath.Join(t.TempDir(), "lionagi-safe.json")
+	require.NoError(t, os.WriteFile(policyFile, []byte(`{"policy_id": "6f1c2d3e-4b5a-4c6d-8e7f-000000000001", "version": "default-1", "gates": [
+  {"gate_id": "destructive", "module": "destructive", "level": "hard", "order": 10, "tool_ids": ["bash"]},
+  {"gate_id": "permission", "module": "permission", "level": "hard", "order": 20, "tool_ids": ["bash", "reader", "editor", "search", "context"], "config": {"preset": "safe"}}]}`), 0o600))
+	s := startServe(t, data, "--policy", policyFile)
 	pkg, err := filepath.Abs("../../clients/python")
 	require.NoError(t, err)
 	env := append(os.Environ(), "GOVHOST_URL="+s.url, "GOVHOST_DATA="+data, "PYTHONDONTWRITEBYTECODE=1")

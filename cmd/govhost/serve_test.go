@@ -139,8 +139,9 @@ func (s *served) wait(t *testing.T) int {
 	}
 }
 
+// readerCall is a read the default coding-agent policy allows.
 func readerCall() api.AuthorizeRequest {
-	return api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "reader", Arguments: []byte(`{"path":"README.md"}`)}}
+	return api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "read", Arguments: []byte(`{"path":"/srv/project/README.md"}`)}}
 }
 
 // TestServe_FirstStartTokenGracefulStopAndExportThroughTheServer runs the

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -436,4 +437,31 @@ func TestDefaultPolicy_FiveAgents(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestServe_Profile: install --profile records the profile a first serve
+// of that data directory installs; serve --profile chooses it directly; a
+// later start keeps the bound policy and says so.
+func TestServe_Profile(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	project := t.TempDir()
+	code, out, stderr := runCLI(t, "", "install", "--agent", "claude", "--scope", "project", "--project", project, "--data", data, "--profile", "strict")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, "default policy profile strict recorded")
+	code, _, stderr = runCLI(t, "", "install", "--agent", "claude", "--scope", "project", "--project", project, "--data", data, "--profile", "lenient")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, "unknown profile")
+
+	s := startServe(t, data)
+	require.Contains(t, s.stdout.String(), "@strict-1", "the recorded profile")
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, s.wait(t))
+	s = startServe(t, data, "--profile", "permissive")
+	require.Contains(t, s.stdout.String(), "@strict-1")
+	require.Contains(t, s.stdout.String(), "--profile permissive applies to a first start")
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, s.wait(t))
+
+	other := startServe(t, filepath.Join(t.TempDir(), "data"), "--profile", "permissive")
+	require.Contains(t, other.stdout.String(), "@permissive-1")
 }

@@ -83,7 +83,7 @@ func (s *Service) verdict(d *agents.Dialect, ev agents.Event, v agents.Verdict) 
 
 // rewritten reports a permit whose final arguments differ from the call's.
 func rewritten(call controller.Call, p controller.Permit) bool {
-	args, err := controller.ParseArguments(call.Arguments)
+	args, err := governance.ParseArguments(call.Arguments)
 	return err != nil || args.Digest != p.ArgumentDigest
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/pathfacts"
 )
 
 // Config assembles a Service. Controller and TaskOptions are required.
@@ -23,7 +24,8 @@ type Config struct {
 	Controller *controller.InvocationController
 	// TaskOptions chooses the policy pin (and actor) of a new session's
 	// task from the session's first event. A Workspace left empty becomes
-	// the session's cwd.
+	// the session's workspace: pathfacts.Workspace of its cwd (the git top
+	// level, else the cwd).
 	TaskOptions func(ctx context.Context, ev agents.Event) (controller.TaskOptions, error)
 	// Certify mints the certificate of a session's closed task; nil keeps
 	// the closed boundary without a certificate.
@@ -201,9 +203,10 @@ func (s *Service) openNew(ctx context.Context, ev agents.Event) (*controller.Tas
 		return nil, err
 	}
 	if opts.Workspace == "" && filepath.IsAbs(ev.Cwd) {
-		// The session's cwd is the task's workspace: a policy naming
-		// $workspace serves every project on the machine.
-		opts.Workspace = ev.Cwd
+		// The session's workspace (its cwd's git top level, else the
+		// cwd) is the task's: a policy naming $workspace serves every
+		// project on the machine.
+		opts.Workspace = pathfacts.Workspace(ev.Cwd)
 	}
 	task, err := s.cfg.Controller.OpenTask(ctx, opts)
 	if err != nil {

@@ -29,8 +29,9 @@ type Options struct {
 	// PermitLease bounds the time between authorize and complete (default
 	// controller.DefaultPermitLease).
 	PermitLease time.Duration
-	// ApprovalTimeout bounds how long an authorization waits for an
-	// approver before it is denied approval.required (default 10 minutes).
+	// ApprovalTimeout bounds how long a held call waits for an approver:
+	// then it is denied approval.required, recorded as decided by
+	// system/timeout (TimeoutApprover). Default 10 minutes.
 	ApprovalTimeout time.Duration
 	// MaxOpenTasks bounds the tasks open at once (default 100000).
 	MaxOpenTasks int
@@ -66,6 +67,10 @@ type Service struct {
 	certs certBook
 	authz authorizations
 
+	decisions   decisionHub
+	closedTasks closedBook
+	timeouts    approvalTimers
+
 	hooks      *hooks.Service
 	stopEvents func()
 	done       chan struct{}
@@ -94,7 +99,7 @@ func New(eng *govhost.Engine, opts Options) (*Service, error) {
 	s.authz.init()
 	// Hook calls in ask mode are answered by the agent's own prompt; every
 	// other approval goes to the broker.
-	cfg := controller.Config{Approvals: hooks.ApprovalCallback(s.approve, nil), PermitLease: opts.PermitLease}
+	cfg := controller.Config{Approvals: hooks.ApprovalCallback(s.approve, nil), PermitLease: opts.PermitLease, Decided: s.decided}
 	if opts.Observer != nil {
 		cfg.Gates = observedGates{inner: eng.Gates, obs: opts.Observer}
 		cfg.Evidence = observedEvidence{Store: eng.Evidence, obs: opts.Observer}
@@ -124,6 +129,7 @@ func (s *Service) Close() {
 	s.stopEvents()
 	s.broker.Close()
 	<-s.done
+	s.decisions.close()
 }
 
 // Controller is the service's controller (for in-process callers and

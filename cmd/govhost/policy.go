@@ -18,6 +18,7 @@ import (
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
+	"github.com/govhost/govhost/policy/profiles"
 )
 
 func init() {
@@ -157,12 +158,35 @@ func newPolicyResolveCmd() *cobra.Command {
 
 func newPolicyShowCmd() *cobra.Command {
 	var data *string
+	var def bool
+	var profile string
 	c := &cobra.Command{
-		Use:   "show --id ID --version V [--data DIR]",
-		Short: "Print a stored snapshot as JSON",
+		Use:   "show (--id ID --version V | --default [--profile P]) [--data DIR]",
+		Short: "Print a stored snapshot as JSON, or the default coding-agent policy file",
+		Long: `show --id ID --version V prints a stored snapshot. show --default prints the
+default coding-agent policy file of a profile (strict, balanced or permissive;
+balanced unless --profile) exactly as serve installs it for --data: the file in
+policy/profiles/ with the data directory filled in. docs/default-policy.md
+explains every rule.`,
 	}
 	parse := policyVersionFlags(c)
+	c.Flags().BoolVar(&def, "default", false, "print the default coding-agent policy file instead of a stored snapshot")
+	c.Flags().StringVar(&profile, "profile", "", "with --default: strict, balanced (default) or permissive")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if def {
+			if cmd.Flags().Changed("id") || cmd.Flags().Changed("version") {
+				return usageErrorf("--default prints the default policy: drop --id and --version")
+			}
+			b, err := profiles.Render(profile, *data)
+			if err != nil {
+				return usageError(err)
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		}
+		if profile != "" {
+			return usageErrorf("--profile goes with --default")
+		}
 		id, version, err := parse()
 		if err != nil {
 			return err

@@ -65,24 +65,13 @@ func WriteBundle(dir string, b Bundle) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	cert, err := b.Certificate.MarshalJSON()
+	list, err := b.Files()
 	if err != nil {
 		return err
 	}
-	var chain bytes.Buffer
-	if err := evidence.WriteJSONL(&chain, b.Records); err != nil {
-		return err
-	}
-	files := map[string][]byte{CertificateFile: append(cert, '\n'), ChainFile: chain.Bytes()}
-	if b.Policy != nil {
-		p, err := b.Policy.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		files[PolicyFile] = append(p, '\n')
-	}
-	if b.Checkpoint != nil {
-		files[CheckpointFile] = b.Checkpoint
+	files := make(map[string][]byte, len(list))
+	for _, f := range list {
+		files[f.Name] = f.Data
 	}
 	for _, name := range []string{CertificateFile, ChainFile, PolicyFile, CheckpointFile} {
 		path := filepath.Join(dir, name)

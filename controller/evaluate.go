@@ -25,7 +25,7 @@ type gateOutcome struct {
 // when any of them is a transform, every check binding again on the final
 // arguments (ADR-0086 D2's security → user → security as one evaluation
 // with two phases). It stops at the first blocking deny. The
-// GATE_EVALUATED records collect in op.evaluated: the caller appends them
+// GATE_EVALUATED records collect in op.precall: the caller appends them
 // in one batch before acting on the verdict.
 func (op *operation) evaluate(ctx context.Context) verdict {
 	var small [8]governance.ExecutableGateBinding
@@ -60,7 +60,7 @@ func (op *operation) evaluate(ctx context.Context) verdict {
 }
 
 // runBinding evaluates one binding, applies its level, adds its
-// GATE_EVALUATED record to op.evaluated, and says whether the operation is
+// GATE_EVALUATED record to op.precall, and says whether the operation is
 // blocked.
 func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) verdict {
 	inDigest := op.args.Digest
@@ -89,7 +89,7 @@ func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGate
 		rec.OutputArgumentDigest = out.replaced.Digest
 		op.args = *out.replaced
 	}
-	op.evaluated = append(op.evaluated, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: rec.Fields()})
+	op.precall = append(op.precall, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: rec.Fields()})
 	if blocked {
 		return verdict{denied: true, gateID: b.GateID(), reason: out.reason, message: out.message, phase: phase}
 	}
@@ -155,6 +155,9 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 		extra.Outcome = governance.ApprovalUnavailable
 		return denied, extra
 	}
+	// NB: an approver may take minutes; the operation's records so far are
+	// applied before the wait (and made durable with the rest).
+	op.applyPrecall()
 	actor, _ := op.ctx.ActorValue()
 	req := ApprovalRequest{
 		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: actionOf(op.args, op.call),
@@ -198,6 +201,9 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 			return denied, extra
 		}
 		res.replaced = &next
+		if op.approvedArgs == nil {
+			op.approvedArgs = map[string]string{}
+		}
 		op.approvedArgs[b.GateID()] = next.Digest
 		op.recheck = true
 	}

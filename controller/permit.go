@@ -156,7 +156,7 @@ func (c *InvocationController) authorizeRemote(ctx context.Context, call Call, o
 	if err != nil {
 		return Permit{}, err
 	}
-	p.op.evaluated = nil // the gate records are written; keep the permit small
+	p.op.precall = nil // the pre-call records are written; keep the permit small
 	c.permits.add(p, c.lease())
 	return p.Permit, nil
 }

@@ -46,14 +46,19 @@ func TestResumeTask_ContinuesAfterARestart(t *testing.T) {
 	dying := &dyingStore{Store: mem}
 	deciding := make(chan struct{})
 	release := make(chan struct{})
+	// "slow" is held for an approver; the process dies while it waits.
 	slow := &fakeGate{fn: func(_ context.Context, in abi.GateInput) (abi.GateOutput, error) {
 		if string(in.Arguments) == `{"command":"slow"}` {
-			close(deciding)
-			<-release
+			return abi.GateOutput{Decision: abi.DecisionRequireApproval, ReasonCode: "ask"}, nil
 		}
 		return abi.GateOutput{Decision: abi.DecisionAllow, ReasonCode: "ok"}, nil
 	}}
-	before := newEnvWithStore(t, dying, []binding{hard("guard", slow)})
+	held := func(context.Context, controller.ApprovalRequest) (controller.ApprovalDecision, error) {
+		close(deciding)
+		<-release
+		return controller.ApprovalDecision{Decision: abi.DecisionAllow}, nil
+	}
+	before := newEnvWithStore(t, dying, []binding{hard("guard", slow)}, func(c *controller.Config) { c.Approvals = held })
 	actor := &governance.ActorRef{Kind: "agent", ID: "claude:s1"}
 	task, err := before.ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: before.snap.PolicyID(), Version: before.snap.Version(), Actor: actor, Workspace: "/work/project"})
 	require.NoError(t, err)
@@ -69,7 +74,7 @@ func TestResumeTask_ContinuesAfterARestart(t *testing.T) {
 	undecided := make(chan error, 1)
 	go func() { _, err := task.Authorize(ctx, bash("slow")); undecided <- err }()
 	<-deciding
-	dying.dead.Store(true) // the process dies while the gate decides
+	dying.dead.Store(true) // the process dies while the approver decides
 	close(release)
 	require.ErrorIs(t, <-undecided, errDead)
 	keep := task.ResumeOptions()
@@ -86,6 +91,9 @@ func TestResumeTask_ContinuesAfterARestart(t *testing.T) {
 	require.Equal(t, task.ChainID(), resumed.ChainID())
 	require.Equal(t, "/work/project", resumed.Workspace())
 	require.Equal(t, []uuid.UUID{lost.OperationID}, res.OutcomeLost)
+	// The records of a call held for an approver are applied before the
+	// wait (a call whose gates are still running has none yet: they commit
+	// in one batch once the gates answer), so the held call is interrupted.
 	require.Len(t, res.Interrupted, 1)
 	again, res2, err := after.ResumeTask(ctx, keep)
 	require.NoError(t, err)

@@ -59,12 +59,15 @@ func (r *jsonReader) objectDocument() (map[string]any, []string, bool) {
 	if r.i >= len(r.b) || r.b[r.i] != '{' {
 		return nil, nil, false
 	}
-	var order []string
+	order := make([]string, 0, 8)
 	obj, ok := r.object(0, &order)
 	if !ok {
 		return nil, nil, false
 	}
 	r.ws()
+	if len(order) == 0 {
+		order = nil // as encoding/json's path returns an empty object's order
+	}
 	return obj, order, r.i == len(r.b)
 }
 

@@ -25,7 +25,7 @@ func init() {
 
 func newCertBundleCmd() *cobra.Command {
 	var task, out, log string
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "bundle --task ID --out DIR [--checkpoint-log PATH]",
 		Short: "Mint a closed task's certificate and write it with its proof into a bundle folder",
@@ -35,7 +35,8 @@ signed with the data directory's key). 'govhost cert verify DIR' checks it witho
 the data directory. --checkpoint-log also appends the checkpoint to the operator's
 log outside the data directory: a file, or a directory of one file per checkpoint
 (an existing directory, or a path ending in '/', created if needed).
-A task that cannot be certified exits 1 with the rule it fails.`,
+A task that cannot be certified exits 1 with the rule it fails. While govhost serve
+holds the data directory, the bundle comes from it (GET /v1/tasks/{id}/bundle).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := uuid.Parse(task)
 			if err != nil {
@@ -44,12 +45,7 @@ A task that cannot be certified exits 1 with the rule it fails.`,
 			if out == "" {
 				return usageErrorf("--out is required")
 			}
-			eng, err := openEngine(cmd.Context(), *data)
-			if err != nil {
-				return err
-			}
-			defer eng.Close(cmd.Context())
-			b, err := eng.Bundle(cmd.Context(), id)
+			b, err := taskBundle(cmd, to, id)
 			if err != nil {
 				return err
 			}
@@ -68,11 +64,33 @@ A task that cannot be certified exits 1 with the rule it fails.`,
 			return nil
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&task, "task", "", "task boundary id (UUID) of a closed task")
 	c.Flags().StringVar(&out, "out", "", "bundle folder to write")
 	c.Flags().StringVar(&log, "checkpoint-log", "", "also append the checkpoint to this file or directory")
 	return c
+}
+
+// taskBundle mints a closed task's bundle, with its signed checkpoint,
+// through the server that holds the data directory or on the directory.
+func taskBundle(cmd *cobra.Command, to target, task uuid.UUID) (certify.Bundle, error) {
+	remote, err := to.client(cmd.Context())
+	if err != nil {
+		return certify.Bundle{}, err
+	}
+	if remote != nil {
+		b, err := remote.Bundle(cmd.Context(), task, true)
+		if err != nil {
+			return certify.Bundle{}, err
+		}
+		return certify.Bundle{Certificate: b.Certificate, Records: b.Chain, Policy: b.Policy, Checkpoint: []byte(b.Checkpoint)}, nil
+	}
+	eng, err := openEngine(cmd.Context(), *to.data)
+	if err != nil {
+		return certify.Bundle{}, err
+	}
+	defer eng.Close(cmd.Context())
+	return eng.Bundle(cmd.Context(), task)
 }
 
 func newCertVerifyCmd() *cobra.Command {
@@ -150,24 +168,20 @@ earlier rule failed. The format and every rule: docs/evidence-format.md.`,
 
 func newCertCheckpointCmd() *cobra.Command {
 	var chain, log string
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "checkpoint --chain ID [--checkpoint-log PATH]",
 		Short: "Sign a checkpoint of a chain's current head",
 		Long: `checkpoint signs (origin, size, head) of a chain's current head with the data
 directory's key, prints the signed note and, with --checkpoint-log, appends it to
-the operator's log outside the data directory.`,
+the operator's log outside the data directory. While govhost serve holds the data
+directory, it signs (POST /v1/checkpoints, the operator token).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := uuid.Parse(chain)
 			if err != nil {
 				return usageErrorf("--chain must be a chain id (UUID)")
 			}
-			eng, err := openEngine(cmd.Context(), *data)
-			if err != nil {
-				return err
-			}
-			defer eng.Close(cmd.Context())
-			note, err := eng.SignCheckpoint(cmd.Context(), id)
+			note, err := signCheckpoint(cmd, to, id)
 			if err != nil {
 				return err
 			}
@@ -180,10 +194,29 @@ the operator's log outside the data directory.`,
 			return err
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&chain, "chain", "", "chain id (UUID)")
 	c.Flags().StringVar(&log, "checkpoint-log", "", "also append the checkpoint to this file or directory")
 	return c
+}
+
+// signCheckpoint signs a chain's head through the server that holds the
+// data directory or on the directory.
+func signCheckpoint(cmd *cobra.Command, to target, chain uuid.UUID) ([]byte, error) {
+	remote, err := to.client(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	if remote != nil {
+		cp, err := remote.SignCheckpoint(cmd.Context(), chain)
+		return []byte(cp.Note), err
+	}
+	eng, err := openEngine(cmd.Context(), *to.data)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close(cmd.Context())
+	return eng.SignCheckpoint(cmd.Context(), chain)
 }
 
 func newKeyShowCmd() *cobra.Command {

@@ -94,6 +94,11 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError(err)
 	}
+	operatorFile := filepath.Join(o.data, server.OperatorTokenFileName)
+	operatorToken, _, err := server.LoadOrCreateToken(operatorFile)
+	if err != nil {
+		return usageError(err)
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return usageError(err)
@@ -148,7 +153,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		}
 		defer ui.Close()
 	}
-	cfg := server.Config{Service: svc, Token: token, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log}
+	cfg := server.Config{Service: svc, Token: token, OperatorToken: operatorToken, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log}
 	if ui != nil {
 		cfg.Console = ui
 	}
@@ -184,6 +189,17 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
 	srv.SetReady()
+	// Once ready: the other commands on this data directory find the
+	// server here and go through it.
+	unpublish, err := server.PublishAddress(o.data, base)
+	if err != nil {
+		return fmt.Errorf("recording the address in the data directory: %w", err)
+	}
+	defer unpublish()
+	fmt.Fprintf(stdout, "token: %s%s; operator token (checkpoints, exceptions, break-glass): %s\n", tokenFile, tokenNote, operatorFile)
+	fmt.Fprintf(stdout, "next: govhost install --agent claude --data %s   (govern a coding agent through this server)\n", o.data)
+	fmt.Fprintf(stdout, "      govhost policy list --data %s, govhost demo --data %s, ...: commands on this data directory now go through this server\n", o.data, o.data)
+	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
 	log.Info("serving", slog.String("addr", base), slog.String("policy", pol.PolicyID.String()+"@"+pol.Version))
 
 	select {

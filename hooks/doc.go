@@ -12,6 +12,12 @@
 // response; a refused event (malformed, unmatched, replayed) appends
 // nothing.
 //
+// A session's task is kept durably (Config.Sessions, the engine's own
+// database) from open to close, so after a server restart the session's
+// next event continues the same task (controller.ResumeTask): one task,
+// one certificate per session, the restart visible on the chain as the
+// outcomes it lost.
+//
 // A require_approval either becomes the agent's own prompt ("ask",
 // recorded as an approval delegated to the agent's prompt) or is held on
 // the approval broker until a person resolves it ("hold"); agents that

@@ -86,7 +86,7 @@ func (s ToolSpec) with(fields ...string) ToolSpec {
 //	WebFetch, WebSearch           web_fetch, web_search / network_access
 //	TodoWrite                     plan / no operation
 //	mcp__<server>__<tool>         the tool id mcp__<server>__<tool>, per server and tool
-//	anything else                 its own name (denied by policy.no_gate_binding unless bound)
+//	anything else                 its own name (the default policy asks about it)
 var claudeTools = map[string]ToolSpec{
 	"Bash":         shellTool,
 	"PowerShell":   shellTool,

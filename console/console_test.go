@@ -71,7 +71,7 @@ func newEnv(t *testing.T, opts service.Options) *env {
 	require.NoError(t, err)
 	svc, err := service.New(eng, opts)
 	require.NoError(t, err)
-	_, _, err = svc.EnsurePolicy(ctx, "")
+	_, _, err = svc.EnsurePolicy(ctx, "", "")
 	require.NoError(t, err)
 	e := &env{t: t, svc: svc, eng: eng, clock: &clock{}, got: make(chan struct{}, 16)}
 	e.clock.ns.Store(time.Now().UnixNano())

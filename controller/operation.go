@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -147,12 +148,19 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if err != nil {
 		return nil, op.evidenceError(err, false)
 	}
-	if reason != "" {
-		v := verdict{denied: true, reason: reason}
-		if err := op.record(ctx, started, op.deniedSpec(v)); err != nil {
+	early := verdict{denied: reason != "", reason: reason}
+	if reason == "" && len(args.Canonical) > abi.MaxArgumentsBytes {
+		// Refused before any gate: a gate must never fail on an input the
+		// front end accepted (the one limit, abi.MaxArgumentsBytes).
+		early = verdict{denied: true, reason: ReasonTooLarge, message: fmt.Sprintf(
+			"govhost refused this %s call: its arguments are %.1f MiB, over the %d MiB a governed call may carry (abi.MaxArgumentsBytes)",
+			op.call.Tool, float64(len(args.Canonical))/(1<<20), abi.MaxArgumentsBytes>>20)}
+	}
+	if early.denied {
+		if err := op.record(ctx, started, op.deniedSpec(early)); err != nil {
 			return nil, op.evidenceError(err, false)
 		}
-		return nil, op.deniedError(v)
+		return nil, op.deniedError(early)
 	}
 	bound := recordSpec{typ: governance.PolicyBound, operation: op.opID(), payload: governance.NewFields(4).
 		String("policy_digest", op.snap.Digest()).String("tool_id", op.call.Tool).

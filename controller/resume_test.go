@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -152,4 +153,25 @@ func TestResumeTask_Refusals(t *testing.T) {
 	var ve *governance.ValidationError
 	_, _, err = fresh.ResumeTask(ctx, controller.ResumeOptions{TaskID: uuid.New()})
 	require.ErrorAs(t, err, &ve)
+}
+
+// TestAuthorize_ArgumentsOverTheLimitDeniedBeforeAnyGate: the one limit on
+// a call's arguments (abi.MaxArgumentsBytes) is a recorded denial with its
+// own reason, and no gate sees the input.
+func TestAuthorize_ArgumentsOverTheLimitDeniedBeforeAnyGate(t *testing.T) {
+	ctx := context.Background()
+	g := answer(abi.DecisionAllow, "ok")
+	e := newEnv(t, []binding{hard("guard", g)})
+	task, err := e.ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()})
+	require.NoError(t, err)
+	args, _ := json.Marshal(map[string]string{"command": strings.Repeat("a", abi.MaxArgumentsBytes)})
+	_, err = task.Authorize(ctx, controller.Call{Tool: "bash", Arguments: args})
+	var denied *governance.GovernanceDeniedError
+	require.ErrorAs(t, err, &denied)
+	require.Equal(t, controller.ReasonTooLarge, denied.ReasonCode)
+	require.Contains(t, denied.Message, "1 MiB")
+	require.Empty(t, g.calls(), "no gate saw the input")
+	_, err = task.Authorize(ctx, controller.Call{Tool: "bash", Arguments: []byte(`{"command":"ls"}`)})
+	require.NoError(t, err)
+	require.Len(t, g.calls(), 1)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/pathfacts"
 )
 
 // Config assembles a Service. Controller and TaskOptions are required.
@@ -23,7 +24,8 @@ type Config struct {
 	Controller *controller.InvocationController
 	// TaskOptions chooses the policy pin (and actor) of a new session's
 	// task from the session's first event. A Workspace left empty becomes
-	// the session's cwd.
+	// the session's workspace: pathfacts.Workspace of its cwd (the git top
+	// level, else the cwd).
 	TaskOptions func(ctx context.Context, ev agents.Event) (controller.TaskOptions, error)
 	// Certify mints the certificate of a session's closed task; nil keeps
 	// the closed boundary without a certificate.
@@ -37,10 +39,22 @@ type Config struct {
 	ExplicitAllow bool
 	// Facts answers whether a path exists; default: the filesystem.
 	Facts agents.HostFacts
+	// Head returns a chain's head hash, for the session-end notice's
+	// verify command when no certificate names it; nil leaves it out.
+	Head func(ctx context.Context, chain uuid.UUID) (string, error)
+	// Sidecar is how a person reaches this server; the session-end notice
+	// prints commands that read the chain through it.
+	Sidecar Sidecar
 	// Sessions keeps each open session's task durably, so a session
 	// continues its task after a restart; nil keeps them in memory only
 	// (a restart then starts a new task and leaves the old one open).
 	Sessions SessionStore
+}
+
+// Sidecar is the address and token file of the server the hooks run in.
+type Sidecar struct {
+	URL       string
+	TokenFile string
 }
 
 // Service runs agent sessions as governed tasks. Safe for concurrent use.
@@ -69,6 +83,9 @@ type Ended struct {
 	SessionID   string
 	Boundary    governance.ClosedTaskBoundary
 	Certificate *governance.TaskCertificate
+	// Head is the chain's head after TASK_CLOSED, when Config.Head could
+	// read it.
+	Head string
 	// Unreported counts authorized calls the agent never reported; they
 	// were completed as failed ("no_outcome") before the task closed.
 	Unreported int
@@ -186,9 +203,10 @@ func (s *Service) openNew(ctx context.Context, ev agents.Event) (*controller.Tas
 		return nil, err
 	}
 	if opts.Workspace == "" && filepath.IsAbs(ev.Cwd) {
-		// The session's cwd is the task's workspace: a policy naming
-		// $workspace serves every project on the machine.
-		opts.Workspace = ev.Cwd
+		// The session's workspace (its cwd's git top level, else the
+		// cwd) is the task's: a policy naming $workspace serves every
+		// project on the machine.
+		opts.Workspace = pathfacts.Workspace(ev.Cwd)
 	}
 	task, err := s.cfg.Controller.OpenTask(ctx, opts)
 	if err != nil {

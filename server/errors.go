@@ -12,6 +12,7 @@ import (
 // Codes the server itself answers with, besides the service's.
 const (
 	codeUnauthorized     = "unauthorized"
+	codeForbidden        = "forbidden"
 	codeMalformedJSON    = "malformed_json"
 	codeTrailingData     = "trailing_data"
 	codeUnknownField     = "unknown_field"
@@ -59,6 +60,7 @@ var statusOf = map[string]int{
 	string(service.CodeModuleUnknown):      http.StatusNotFound,
 	string(service.CodeApprovalChanged):    http.StatusConflict,
 	string(service.CodeTooManySubscribers): http.StatusTooManyRequests,
+	codeForbidden:                          http.StatusForbidden,
 }
 
 // A module the host refuses as a gate is understood and refused: 422,

@@ -47,8 +47,14 @@ const (
 // Config configures a Server.
 type Config struct {
 	Service *service.Service
-	// Token is the bearer token every route but /healthz and /readyz needs.
+	// Token is the bearer token every route but /healthz and /readyz needs
+	// (the agents' token, DATA/token).
 	Token string
+	// OperatorToken is the second bearer token operator routes need
+	// (checkpoints, exception grants, break-glass; DATA/operator-token); it
+	// is accepted on every agent route too. Empty: operator routes refuse
+	// every request.
+	OperatorToken string
 	// MaxBody bounds request bodies (default DefaultMaxBody).
 	MaxBody int64
 	// MaxModuleBody bounds an uploaded gate module, POST /v1/modules
@@ -75,6 +81,7 @@ type Server struct {
 	uploads      chan struct{} // one per upload in flight (UploadSlots)
 	uploadsQueue atomic.Int64  // uploads waiting for a slot
 	consoleUI    http.Handler
+	operator     *bearer.Token
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
@@ -84,7 +91,10 @@ type Server struct {
 type route struct {
 	method, pattern string
 	public          bool
-	handle          func(s *Server, w http.ResponseWriter, r *http.Request) error
+	// role is who may call the route: roleAgent (default; the agents' or
+	// the operator's token) or roleOperator (the operator's token only).
+	role   role
+	handle func(s *Server, w http.ResponseWriter, r *http.Request) error
 	// bodyLimit, when set and above the server's body limit, replaces it:
 	// hook inputs carry whole files, gate modules are megabytes.
 	bodyLimit func(*Server) int64
@@ -105,6 +115,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Service == nil || len(cfg.Token) < 32 {
 		return nil, errors.New("server: Config needs a Service and a Token of at least 32 characters")
 	}
+	if cfg.OperatorToken != "" && (len(cfg.OperatorToken) < 32 || cfg.OperatorToken == cfg.Token) {
+		return nil, errors.New("server: Config.OperatorToken must have at least 32 characters and differ from Token")
+	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
@@ -115,6 +128,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots), consoleUI: cfg.Console}
+	if cfg.OperatorToken != "" {
+		op := bearer.New(cfg.OperatorToken)
+		s.operator = &op
+	}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
@@ -189,8 +206,8 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		var err error
-		if !rt.public && !s.token.Matches(r) {
-			err = refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")
+		if !rt.public && !s.authorized(rt.role, r) {
+			err = s.unauthorized(rt.role, r)
 		} else {
 			err = rt.handle(s, sw, r)
 		}

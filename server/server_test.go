@@ -143,7 +143,7 @@ func TestAPI_GovernedSessionEndToEnd(t *testing.T) {
 	// policies
 	pol, err := c.ResolvePolicy(ctx, "", "")
 	require.NoError(t, err)
-	require.Equal(t, service.DefaultPolicyVersion, pol.Version)
+	require.Equal(t, "balanced-1", pol.Version, "a fresh data directory runs the balanced default coding-agent policy")
 	pid := uuid.New()
 	file := json.RawMessage(`{"policy_id":"` + pid.String() + `","version":"1","gates":[{"gate_id":"destructive","module":"destructive","level":"hard","order":1,"tool_ids":["bash"]}]}`)
 	put, err := c.PutPolicy(ctx, file)
@@ -151,7 +151,8 @@ func TestAPI_GovernedSessionEndToEnd(t *testing.T) {
 	require.Equal(t, "staged", put.ReleaseState)
 	_, err = c.ActivatePolicy(ctx, pid, "1", &governance.ActorRef{Kind: "user", ID: "ops"})
 	require.NoError(t, err)
-	require.NoError(t, c.BindPolicy(ctx, pid, "1", api.BindRequest{Scope: "role", Selector: "ci"}))
+	_, err = c.BindPolicy(ctx, pid, "1", api.BindRequest{Scope: "role", Selector: "ci"})
+	require.NoError(t, err)
 	pol, err = c.ResolvePolicy(ctx, "ci", "")
 	require.NoError(t, err)
 	require.Equal(t, pid, pol.PolicyID)

@@ -47,6 +47,9 @@ type Options struct {
 	// HookExplicitAllow answers an allowed hook call with the agent's
 	// "allow" instead of no opinion.
 	HookExplicitAllow bool
+	// HookSidecar is this server's URL and token file, for the commands a
+	// coding agent's session-end notice prints.
+	HookSidecar hooks.Sidecar
 }
 
 // Service is a running govhost's operations over one engine. Safe for
@@ -110,6 +113,7 @@ func New(eng *govhost.Engine, opts Options) (*Service, error) {
 	if s.hooks, err = hooks.New(hooks.Config{
 		Controller: ctl, TaskOptions: s.hookTask, Certify: s.certifyHook,
 		Approval: opts.HookApproval, ExplicitAllow: opts.HookExplicitAllow, Sessions: eng.Sessions,
+		Sidecar: opts.HookSidecar, Head: s.chainHeadHash,
 	}); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -74,6 +75,21 @@ func TestAgentSession_ContinuesAcrossASidecarKill(t *testing.T) {
 	code, out, errs := hook(srv, "SessionEnd", map[string]any{"reason": "logout"})
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "session certified FULL")
+
+	// The notice's commands work as printed while the sidecar runs.
+	var notice struct {
+		SystemMessage string `json:"systemMessage"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &notice))
+	_, check, found := strings.Cut(notice.SystemMessage, "check it: ")
+	require.True(t, found, notice.SystemMessage)
+	bin := filepath.Dir(govhostExecutable(t, t.TempDir()))
+	sh := exec.Command("/bin/sh", "-c", check)
+	sh.Dir = t.TempDir()
+	sh.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	printed, err := sh.CombinedOutput()
+	require.NoError(t, err, "%s: %s", check, printed)
+	require.Contains(t, string(printed), `"valid":true`)
 
 	req, _ := http.NewRequest(http.MethodGet, srv.url+"/v1/hooks/claude/sessions/"+sid, nil)
 	token, err := os.ReadFile(tokenFile)

@@ -18,6 +18,7 @@ import (
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/console"
 	"github.com/govhost/govhost/hooks"
+	"github.com/govhost/govhost/policy/profiles"
 	"github.com/govhost/govhost/server"
 	"github.com/govhost/govhost/service"
 )
@@ -29,6 +30,7 @@ const defaultAddr = "127.0.0.1:8181"
 
 type serveOptions struct {
 	data, addr, tokenFile, policy, logLevel string
+	profile                                 string
 	maxBody, maxModuleBody                  int64
 	permitLease                             time.Duration
 	hookApproval                            string
@@ -43,11 +45,12 @@ func newServeCmd() *cobra.Command {
 	var o serveOptions
 	var data *string
 	c := &cobra.Command{
-		Use:   "serve [--data DIR] [--addr HOST:PORT] [--token-file FILE] [--policy FILE]",
+		Use:   "serve [--data DIR] [--addr HOST:PORT] [--token-file FILE] [--policy FILE | --profile P]",
 		Short: "Run the governance sidecar: the HTTP API /v1 every agent asks before a tool call",
 		Long: `serve opens the data directory (Pebble evidence and policy stores, the built-in
-Wasm gates), makes sure a policy governs (the default policy on a first start, or
---policy FILE), and serves the HTTP API /v1 on loopback. Every route but /healthz
+Wasm gates), makes sure a policy governs (on a first start the default
+coding-agent policy, profile --profile, else the one govhost install --profile
+recorded, else balanced; or --policy FILE), and serves the HTTP API /v1 on loopback. Every route but /healthz
 and /readyz needs the bearer token in the token file (created with mode 0600 on
 first start). SIGTERM or SIGINT stops it gracefully: requests in flight finish and
 their evidence is written before the stores close.`,
@@ -63,6 +66,7 @@ their evidence is written before the stores close.`,
 	f.StringVar(&o.addr, "addr", defaultAddr, "listen address (loopback unless you mean it; port 0 picks one)")
 	f.StringVar(&o.tokenFile, "token-file", "", "bearer token file (default DATA/token, created on first start)")
 	f.StringVar(&o.policy, "policy", "", "a policy file to store, activate and bind globally instead of the default policy")
+	f.StringVar(&o.profile, "profile", "", "the default coding-agent policy's profile a first start installs: strict, balanced or permissive (default balanced; govhost policy show --default --profile P prints it)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (structured logs on stderr; argument values are never logged)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "request body limit in bytes")
 	f.Int64Var(&o.maxModuleBody, "max-module-body", api.MaxModuleBytes, "body limit in bytes of a gate module upload, POST /v1/modules (a Go-built gate is about 3.5 MB)")
@@ -87,6 +91,11 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		tokenFile = filepath.Join(o.data, server.TokenFileName)
 	}
 	token, created, err := server.LoadOrCreateToken(tokenFile)
+	if err != nil {
+		return usageError(err)
+	}
+	operatorFile := filepath.Join(o.data, server.OperatorTokenFileName)
+	operatorToken, _, err := server.LoadOrCreateToken(operatorFile)
 	if err != nil {
 		return usageError(err)
 	}
@@ -116,18 +125,27 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if o.notifyURL != "" && !o.console {
 		return usageErrorf("--notify needs the console (its links open a confirmation page in it)")
 	}
+	base := "http://" + ln.Addr().String()
+	absToken, _ := filepath.Abs(tokenFile)
 	svc, err := service.New(eng, service.Options{PermitLease: o.permitLease, Observer: metrics, Logger: log, ApprovalTimeout: o.approvalTimeout,
-		HookApproval: hooks.ApprovalMode(o.hookApproval), HookExplicitAllow: o.hookAllow})
+		HookApproval: hooks.ApprovalMode(o.hookApproval), HookExplicitAllow: o.hookAllow,
+		HookSidecar: hooks.Sidecar{URL: base, TokenFile: absToken}})
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
 	metrics.Watch(svc)
-	pol, installed, err := svc.EnsurePolicy(ctx, o.policy)
+	if o.policy != "" && o.profile != "" {
+		return usageErrorf("--policy and --profile: give one (a profile is a policy file of its own)")
+	}
+	profile, err := profiles.Choose(o.profile, o.data)
+	if err != nil {
+		return usageError(err)
+	}
+	pol, installed, err := svc.EnsurePolicy(ctx, o.policy, profile)
 	if err != nil {
 		return invalidError(fmt.Errorf("policy: %w", err))
 	}
-	base := "http://" + ln.Addr().String()
 	var ui *console.Console
 	if o.console {
 		if ui, err = console.New(console.Config{Service: svc, BaseURL: base, NotifyURL: o.notifyURL, NotifyFormat: o.notifyFormat, Logger: log}); err != nil {
@@ -135,7 +153,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		}
 		defer ui.Close()
 	}
-	cfg := server.Config{Service: svc, Token: token, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log}
+	cfg := server.Config{Service: svc, Token: token, OperatorToken: operatorToken, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log}
 	if ui != nil {
 		cfg.Console = ui
 	}
@@ -162,12 +180,26 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "govhost serve: listening on %s (data %s)\n", base, o.data)
 	fmt.Fprintf(stdout, "policy: %s@%s digest %s (%s)\n", pol.PolicyID, pol.Version, pol.Digest, how)
+	if !installed && o.profile != "" && o.policy == "" {
+		fmt.Fprintf(stdout, "note: --profile %s applies to a first start; this data directory already has a bound policy\n", o.profile)
+	}
 	fmt.Fprintf(stdout, "token: %s%s\n", tokenFile, tokenNote)
 	if ui != nil {
 		fmt.Fprintf(stdout, "console: %s (one-time login link, expires in %s)\n", ui.LoginLink(), console.DefaultLoginTTL)
 	}
 	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
 	srv.SetReady()
+	// Once ready: the other commands on this data directory find the
+	// server here and go through it.
+	unpublish, err := server.PublishAddress(o.data, base)
+	if err != nil {
+		return fmt.Errorf("recording the address in the data directory: %w", err)
+	}
+	defer unpublish()
+	fmt.Fprintf(stdout, "token: %s%s; operator token (checkpoints, exceptions, break-glass): %s\n", tokenFile, tokenNote, operatorFile)
+	fmt.Fprintf(stdout, "next: govhost install --agent claude --data %s   (govern a coding agent through this server)\n", o.data)
+	fmt.Fprintf(stdout, "      govhost policy list --data %s, govhost demo --data %s, ...: commands on this data directory now go through this server\n", o.data, o.data)
+	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
 	log.Info("serving", slog.String("addr", base), slog.String("policy", pol.PolicyID.String()+"@"+pol.Version))
 
 	select {

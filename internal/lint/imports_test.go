@@ -85,7 +85,7 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"controller":  {"governance", "evidence", "policy", "abi", "certify", "controller"},
 		"host":        {"abi", "governance", "host"},
 		"agents":      {"governance", "abi", "controller", "agents"},
-		"hooks":       {"agents", "controller", "governance", "abi", "hooks"},
+		"hooks":       {"agents", "controller", "governance", "abi", "pathfacts", "hooks"},
 		"hookclient":  {"agents", "hooks", "hookclient"},
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the

@@ -203,7 +203,8 @@ func FuzzDifferential_Destructive(f *testing.F) {
 		f.Add([]byte(nil), "bash", []byte(nil), s, uint8(i*2))
 	}
 	for _, raw := range []string{`null`, `[]`, `{}`, `{"command":5}`, `{"command":null}`, `"x"`, `{"command":"x","command":1}`,
-		`{"comm\u0061nd":"git push -f"}`, `{"command":"\ud800\udc00 rm -rf \udc00"}`, `{"a":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`} {
+		`{"comm\u0061nd":"git push -f"}`, `{"command":"\ud800\udc00 rm -rf \udc00"}`, `{"a":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
+		`{"command":"ls","a":` + strings.Repeat(`[{"b":`, 4990) + `1` + strings.Repeat(`}]`, 4990) + `}`} {
 		f.Add([]byte(`{}`), "", []byte(raw), "", uint8(1))
 	}
 	f.Add([]byte(`{"x":1}`), "bash", []byte(nil), "ls", uint8(0))

@@ -68,7 +68,7 @@ func cfgErr(field string, err error) error { return &ConfigError{Field: field, E
 
 // fieldsByKind lists the fields each kind takes, besides "kind" and "home".
 var fieldsByKind = map[string][]string{
-	KindGuardPaths: {"allowed_paths", "denied_paths", "refuse_symlinks"},
+	KindGuardPaths: {"allowed_paths", "denied_paths", "refuse_symlinks", "every_path_argument"},
 	KindWorkspace:  {"root", "allowed_operations", "checked_operations"},
 	KindPathScope:  {"paths", "allowed_operations", "checked_operations"},
 	KindVirtual:    {"mounts", "roots", "cwd", "allowed_operations"},
@@ -85,6 +85,10 @@ type config struct {
 	// refuseSymlinks refuses any symlink on the requested path (the
 	// lexical path must be the resolved one), inside the roots too.
 	refuseSymlinks bool
+	// everyPath checks every path fact of the call, whatever its argument
+	// name (an MCP tool's "source", "paths[]"…), not only path and
+	// file_path.
+	everyPath bool
 
 	// workspace (roots[0]) and path_scope (scopes)
 	scopes []string
@@ -222,6 +226,11 @@ func (c *config) parseGuardPaths(fields map[string]json.RawMessage) error {
 	if raw, ok := fields["refuse_symlinks"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &c.refuseSymlinks); err != nil {
 			return cfgErr("refuse_symlinks", fmt.Errorf("%w: want true or false", ErrType))
+		}
+	}
+	if raw, ok := fields["every_path_argument"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &c.everyPath); err != nil {
+			return cfgErr("every_path_argument", fmt.Errorf("%w: want true or false", ErrType))
 		}
 	}
 	allowed, _, err := decodeStrings(fields, "allowed_paths")

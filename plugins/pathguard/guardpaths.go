@@ -15,7 +15,17 @@ import (
 // "path" cannot hide the "file_path" an editor tool really uses.
 func (g *Gate) evalGuardPaths(in abi.GateInput) abi.GateOutput {
 	var checked []*abi.PathFact
+	if g.cfg.everyPath {
+		for k := range in.Paths {
+			if f := &in.Paths[k]; f.Raw != "" || f.Resolved != "" {
+				checked = append(checked, f)
+			}
+		}
+	}
 	for _, arg := range [...]string{"path", "file_path"} {
+		if g.cfg.everyPath {
+			break
+		}
 		for k := range in.Paths {
 			if f := &in.Paths[k]; f.Arg == arg && (f.Raw != "" || f.Resolved != "") {
 				checked = append(checked, f)

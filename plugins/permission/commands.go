@@ -443,7 +443,8 @@ func (r *commandRules) classify(cmd string) commandVerdict {
 
 // readOnlyMatch finds the entry c matches: its words begin with the
 // entry's prefix and none of its words is forbidden. git's --no-pager and
-// -C DIR before the subcommand are skipped.
+// -C DIR before the subcommand are skipped; an entry starting with sed
+// also needs a print-only script (sedPrintOnly).
 func (r *commandRules) readOnlyMatch(c simpleCommand) *readOnlyEntry {
 	if c.assigns || len(c.words) == 0 {
 		return nil
@@ -486,11 +487,39 @@ func (r *commandRules) readOnlyMatch(c simpleCommand) *readOnlyEntry {
 				}
 			}
 		}
+		if ok && e.prefix[0] == "sed" && !sedPrintOnly(words[len(e.prefix):]) {
+			ok = false
+		}
 		if ok {
 			return e
 		}
 	}
 	return nil
+}
+
+// sedPrintOnly reports a sed invocation (after the entry's words) whose
+// script only prints lines ("1,200p", "10p", "$p"), followed by file
+// operands: sed's w, r and e commands write files and run programs, so a
+// read-only sed entry admits nothing else.
+func sedPrintOnly(rest []string) bool {
+	if len(rest) == 0 {
+		return false
+	}
+	script := rest[0]
+	if len(script) < 2 || script[len(script)-1] != 'p' {
+		return false
+	}
+	for i := 0; i < len(script)-1; i++ {
+		if c := script[i]; !(c >= '0' && c <= '9' || c == ',' || c == '$') {
+			return false
+		}
+	}
+	for _, w := range rest[1:] {
+		if strings.HasPrefix(w, "-") {
+			return false
+		}
+	}
+	return true
 }
 
 // programName is the last path component of a command word (/bin/sh → sh).

@@ -148,7 +148,7 @@ fn lookup_key<'a>(raw: &'a [u8], key: &[u8]) -> Option<Option<&'a [u8]>> {
     }
     loop {
         let kstart = r.i;
-        let (kend, escaped) = r.scan_string()?;
+        let (kend, escaped, _) = r.scan_string()?;
         let body = &raw[kstart + 1..kend - 1];
         let matches = if escaped { gatekit::decode_body(body).as_bytes() == key } else { body == key };
         r.ws();
@@ -188,7 +188,7 @@ fn skip_value(b: &[u8], i: usize, depth: usize) -> Option<usize> {
     let mut r = gatekit::Reader::new(b);
     r.i = i;
     match c {
-        b'"' => r.scan_string().map(|(end, _)| end),
+        b'"' => r.scan_string().map(|(end, _, _)| end),
         b'{' | b'[' => {
             let closer = if c == b'{' { b'}' } else { b']' };
             r.i += 1;

@@ -12,6 +12,8 @@
 
 #![allow(dead_code)]
 
+use std::borrow::Cow;
+
 // ---------------------------------------------------------------------------
 // UTF-8, as Go's unicode/utf8 reads it.
 
@@ -84,6 +86,33 @@ pub fn lossy_string(b: &[u8]) -> String {
 
 // ---------------------------------------------------------------------------
 // JSON reading.
+
+/// A decoded JSON string: borrowed from the document when it can be.
+pub type Str<'a> = Cow<'a, str>;
+
+/// Bytes a string scan passes over: printable ASCII but '"' and '\\'.
+static PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0x20;
+    while c < 0x80 {
+        t[c] = c != b'"' as usize && c != b'\\' as usize;
+        c += 1;
+    }
+    t
+};
+
+/// Reports a byte of x that is not PLAIN: below 0x20, '"', '\\' or not
+/// ASCII (the bit tricks of "Bit Twiddling Hacks": hasless and haszero).
+fn special_bytes(x: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let ctl = x.wrapping_sub(LO * 0x20) & !x & HI;
+    let q = x ^ (LO * b'"' as u64);
+    let quote = q.wrapping_sub(LO) & !q & HI;
+    let e = x ^ (LO * b'\\' as u64);
+    let esc = e.wrapping_sub(LO) & !e & HI;
+    (ctl | quote | esc | (x & HI)) != 0
+}
 
 /// A cursor over a JSON document. Every reader returns None on a syntax
 /// error; nothing panics on any input.
@@ -221,19 +250,36 @@ impl<'a> Reader<'a> {
     }
 
     /// Scans the string literal at i (b[i] == '"') and returns its end (one
-    /// past the closing quote) and whether it holds escapes.
-    pub fn scan_string(&mut self) -> Option<(usize, bool)> {
+    /// past the closing quote), whether it holds escapes, and whether its
+    /// body is all ASCII.
+    pub fn scan_string(&mut self) -> Option<(usize, bool, bool)> {
         if self.peek() != b'"' {
             return None;
         }
         let b = self.b;
         let mut j = self.i + 1;
-        let mut escaped = false;
-        while j < b.len() {
+        let (mut escaped, mut ascii) = (false, true);
+        loop {
+            // NB: the plain bytes are passed over eight at a time, then one
+            // at a time: most strings of a GateInput have no escape.
+            while j + 8 <= b.len() {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&b[j..j + 8]);
+                if special_bytes(u64::from_le_bytes(w)) {
+                    break;
+                }
+                j += 8;
+            }
+            while j < b.len() && PLAIN[b[j] as usize] {
+                j += 1;
+            }
+            if j >= b.len() {
+                return None;
+            }
             let c = b[j];
             if c == b'"' {
                 self.i = j + 1;
-                return Some((j + 1, escaped));
+                return Some((j + 1, escaped, ascii));
             }
             if c == b'\\' {
                 escaped = true;
@@ -251,22 +297,34 @@ impl<'a> Reader<'a> {
             if c < 0x20 {
                 return None;
             }
+            ascii = false; // c >= 0x80
             j += 1;
         }
-        None
     }
 
-    /// Reads a string value.
-    pub fn string(&mut self) -> Option<String> {
+    /// Reads a string value: borrowed from the document unless it holds
+    /// escapes or invalid UTF-8.
+    pub fn string(&mut self) -> Option<Str<'a>> {
         let start = self.i;
-        let (end, _) = self.scan_string()?;
-        Some(decode_body(&self.b[start + 1..end - 1]))
+        let (end, escaped, ascii) = self.scan_string()?;
+        let body = &self.b[start + 1..end - 1];
+        if escaped {
+            return Some(Cow::Owned(decode_body(body)));
+        }
+        if ascii {
+            // NB: ASCII bytes are UTF-8.
+            return Some(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(body) }));
+        }
+        match std::str::from_utf8(body) {
+            Ok(s) => Some(Cow::Borrowed(s)),
+            Err(_) => Some(Cow::Owned(lossy_string(body))),
+        }
     }
 
     /// Reads a string value or null (as ""), as a Go string field does.
-    pub fn string_or_null(&mut self) -> Option<String> {
+    pub fn string_or_null(&mut self) -> Option<Str<'a>> {
         if self.literal(b"null") {
-            return Some(String::new());
+            return Some(Cow::Borrowed(""));
         }
         self.string()
     }
@@ -328,44 +386,96 @@ impl<'a> Reader<'a> {
         Some(&b[start..i])
     }
 
-    /// Skips one value and returns its raw bytes.
+    /// Skips one value and returns its raw bytes. It loops with a stack of
+    /// open containers instead of recursing: a document nested 10 000 deep
+    /// must not hit the host's call-depth bound (gate.stack_limit) where the
+    /// Go decoder answers.
     pub fn skip(&mut self) -> Option<&'a [u8]> {
         let start = self.i;
-        match self.peek() {
-            b'"' => {
-                self.scan_string()?;
-            }
-            b'{' => {
-                self.object(|r, _| r.skip().map(|_| ()))?;
-            }
-            b'[' => {
-                self.array(|r| r.skip().map(|_| ()))?;
-            }
-            b't' => {
-                if !self.literal(b"true") {
-                    return None;
+        let mut open: Vec<u8> = Vec::new(); // the closers of the open containers
+        'value: loop {
+            match self.peek() {
+                b'"' => {
+                    self.scan_string()?;
+                }
+                c @ (b'{' | b'[') => {
+                    let closer = if c == b'{' { b'}' } else { b']' };
+                    open.push(closer);
+                    if self.depth + open.len() > MAX_DEPTH {
+                        return None;
+                    }
+                    self.i += 1;
+                    self.ws();
+                    if self.peek() == closer {
+                        self.i += 1;
+                        open.pop();
+                    } else {
+                        if closer == b'}' {
+                            self.member_name()?;
+                        }
+                        continue 'value;
+                    }
+                }
+                b't' => {
+                    if !self.literal(b"true") {
+                        return None;
+                    }
+                }
+                b'f' => {
+                    if !self.literal(b"false") {
+                        return None;
+                    }
+                }
+                b'n' => {
+                    if !self.literal(b"null") {
+                        return None;
+                    }
+                }
+                _ => {
+                    self.number()?;
                 }
             }
-            b'f' => {
-                if !self.literal(b"false") {
-                    return None;
+            // After a value: close containers, or go on to the next member.
+            loop {
+                let closer = match open.last() {
+                    None => return Some(&self.b[start..self.i]),
+                    Some(&c) => c,
+                };
+                self.ws();
+                match self.peek() {
+                    b',' => {
+                        self.i += 1;
+                        self.ws();
+                        if closer == b'}' {
+                            self.member_name()?;
+                        }
+                        continue 'value;
+                    }
+                    c if c == closer => {
+                        self.i += 1;
+                        open.pop();
+                    }
+                    _ => return None,
                 }
-            }
-            b'n' => {
-                if !self.literal(b"null") {
-                    return None;
-                }
-            }
-            _ => {
-                self.number()?;
             }
         }
-        Some(&self.b[start..self.i])
+    }
+
+    /// Reads a member name and its colon, leaving the reader at the value.
+    fn member_name(&mut self) -> Option<()> {
+        self.scan_string()?;
+        self.ws();
+        if self.peek() != b':' {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        Some(())
     }
 
     /// Reads an object, calling member(reader, key) with the reader at each
     /// member's value; member must consume the value.
-    pub fn object<F: FnMut(&mut Reader<'a>, String) -> Option<()>>(&mut self, mut member: F) -> Option<()> {
+    pub fn object<F: FnMut(&mut Reader<'a>, Str<'a>) -> Option<()>>(&mut self, mut member: F) -> Option<()> {
         if self.peek() != b'{' {
             return None;
         }
@@ -439,63 +549,65 @@ impl<'a> Reader<'a> {
 // ---------------------------------------------------------------------------
 // GateInput (abi/README.md §4), decoded as abi.DecodeGateInput does.
 
-#[derive(Default)]
-pub struct PathFact {
-    pub arg: String,
-    pub raw: String,
-    pub resolved: String,
+#[derive(Default, Clone)]
+pub struct PathFact<'a> {
+    pub arg: Str<'a>,
+    pub raw: Str<'a>,
+    pub resolved: Str<'a>,
     pub exists: bool,
-    pub kind: String,
-    pub nearest_existing: String,
+    pub kind: Str<'a>,
+    pub nearest_existing: Str<'a>,
+    /// The path as asked for is a symlink itself (abi.PathFact.Link).
+    pub link: bool,
 }
 
 #[derive(Default, Clone)]
-pub struct Actor {
-    pub kind: String,
-    pub id: String,
+pub struct Actor<'a> {
+    pub kind: Str<'a>,
+    pub id: Str<'a>,
 }
 
 #[derive(Default)]
-pub struct Assignment {
-    pub actor: Actor,
-    pub duty: String,
+pub struct Assignment<'a> {
+    pub actor: Actor<'a>,
+    pub duty: Str<'a>,
 }
 
 #[derive(Default)]
-pub struct Context {
-    pub operation_id: String,
-    pub actor: Option<Actor>,
-    pub run_id: String,
-    pub agent_name: String,
-    pub tool_call_id: String,
-    pub metadata: Vec<(String, String)>,
+pub struct Context<'a> {
+    pub operation_id: Str<'a>,
+    pub actor: Option<Actor<'a>>,
+    pub run_id: Str<'a>,
+    pub agent_name: Str<'a>,
+    pub tool_call_id: Str<'a>,
+    pub metadata: Vec<(Str<'a>, Str<'a>)>,
     /// None when absent (outside a task).
-    pub assignments: Option<Vec<Assignment>>,
+    pub assignments: Option<Vec<Assignment<'a>>>,
 }
 
 #[derive(Default)]
 pub struct Input<'a> {
-    pub gate_id: String,
-    pub phase: String,
-    pub tool: String,
-    pub operation: String,
-    pub action: String,
+    pub gate_id: Str<'a>,
+    pub phase: Str<'a>,
+    pub tool: Str<'a>,
+    pub operation: Str<'a>,
+    pub action: Str<'a>,
     /// The raw JSON of the arguments (empty when absent).
     pub arguments: &'a [u8],
-    pub argument_order: Vec<String>,
-    pub cwd: String,
-    pub workspace: String,
-    pub paths: Vec<PathFact>,
-    pub context: Context,
+    pub argument_order: Vec<Str<'a>>,
+    pub cwd: Str<'a>,
+    pub workspace: Str<'a>,
+    pub paths: Vec<PathFact<'a>>,
+    pub context: Context<'a>,
 }
 
-fn read_actor(r: &mut Reader) -> Option<Option<Actor>> {
+fn read_actor<'a>(r: &mut Reader<'a>) -> Option<Option<Actor<'a>>> {
     if r.literal(b"null") {
         return Some(None);
     }
     let mut a = Actor::default();
     r.object(|r, k| {
-        match k.as_str() {
+        match k.as_ref() {
             "kind" => a.kind = r.string_or_null()?,
             "id" => a.id = r.string_or_null()?,
             _ => {
@@ -507,12 +619,12 @@ fn read_actor(r: &mut Reader) -> Option<Option<Actor>> {
     Some(Some(a))
 }
 
-fn read_context(r: &mut Reader, c: &mut Context) -> Option<()> {
+fn read_context<'a>(r: &mut Reader<'a>, c: &mut Context<'a>) -> Option<()> {
     if r.literal(b"null") {
         return Some(());
     }
     r.object(|r, k| {
-        match k.as_str() {
+        match k.as_ref() {
             "operation_id" => c.operation_id = r.string_or_null()?,
             "run_id" => c.run_id = r.string_or_null()?,
             "agent_name" => c.agent_name = r.string_or_null()?,
@@ -539,7 +651,7 @@ fn read_context(r: &mut Reader, c: &mut Context) -> Option<()> {
                         let mut a = Assignment::default();
                         if !r.literal(b"null") {
                             r.object(|r, k| {
-                                match k.as_str() {
+                                match k.as_ref() {
                                     "actor" => a.actor = read_actor(r)?.unwrap_or_default(),
                                     "duty" => a.duty = r.string_or_null()?,
                                     _ => {
@@ -563,13 +675,13 @@ fn read_context(r: &mut Reader, c: &mut Context) -> Option<()> {
     })
 }
 
-fn read_path_fact(r: &mut Reader) -> Option<PathFact> {
+fn read_path_fact<'a>(r: &mut Reader<'a>) -> Option<PathFact<'a>> {
     let mut p = PathFact::default();
     if r.literal(b"null") {
         return Some(p);
     }
     r.object(|r, k| {
-        match k.as_str() {
+        match k.as_ref() {
             "arg" => p.arg = r.string_or_null()?,
             "raw" => p.raw = r.string_or_null()?,
             "resolved" => p.resolved = r.string_or_null()?,
@@ -578,6 +690,11 @@ fn read_path_fact(r: &mut Reader) -> Option<PathFact> {
             "exists" => {
                 if let Some(v) = r.boolean()? {
                     p.exists = v;
+                }
+            }
+            "link" => {
+                if let Some(v) = r.boolean()? {
+                    p.link = v;
                 }
             }
             _ => {
@@ -599,7 +716,7 @@ impl<'a> Input<'a> {
             return if r.at_end() { Some(in_) } else { None };
         }
         r.object(|r, k| {
-            match k.as_str() {
+            match k.as_ref() {
                 "gate_id" => in_.gate_id = r.string_or_null()?,
                 "phase" => in_.phase = r.string_or_null()?,
                 "tool" => in_.tool = r.string_or_null()?,

@@ -187,6 +187,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /ui/api/tasks", c.signedIn(false, c.tasks))
 	m.HandleFunc("GET /ui/api/tasks/{task_id}/bundle", c.signedIn(false, c.bundle))
 	m.HandleFunc("GET /ui/api/chains/{chain_id}", c.signedIn(false, c.chain))
+	m.HandleFunc("GET /ui/api/chains/{chain_id}/checkpoint", c.signedIn(false, c.checkpoint))
 	m.HandleFunc("GET /ui/api/certificates/{certificate_id}", c.signedIn(false, c.certificate))
 	m.HandleFunc("GET /ui/api/policy", c.signedIn(false, c.policy))
 	m.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {

@@ -435,3 +435,42 @@ func TestDecisionEvents_VerdictsAndSlowReadersDropped(t *testing.T) {
 	require.Equal(t, 256, n, "the buffer, then closed")
 	require.GreaterOrEqual(t, e.svc.DroppedDecisionStreams(), int64(1))
 }
+
+// --notify-format slack posts an incoming-webhook message: the facts and
+// the two signed links as Slack links, no argument values.
+func TestNotify_SlackBody(t *testing.T) {
+	e := newEnv(t, service.Options{})
+	bodies := make(chan map[string]any, 4)
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&b))
+		bodies <- b
+	}))
+	defer slack.Close()
+	ui, err := console.New(console.Config{Service: e.svc, BaseURL: e.url, NotifyURL: slack.URL, NotifyFormat: "slack"})
+	require.NoError(t, err)
+	defer ui.Close()
+	_, approval := e.hold("helm upgrade prod ./chart")
+	n := e.notification(approval) // the JSON body of the other console
+	var body map[string]any
+	select {
+	case body = <-bodies:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no Slack post")
+	}
+	require.Len(t, body, 1, "Slack's incoming-webhook body: text only")
+	text := body["text"].(string)
+	require.Contains(t, text, approval)
+	require.Contains(t, text, "`bash`")
+	require.Contains(t, text, "|Approve>")
+	require.Contains(t, text, "|Deny>")
+	require.Contains(t, text, "<"+e.url+"/ui/link?")
+	require.Contains(t, text, "&amp;decision=allow", "Slack's reserved & is escaped in the links")
+	require.NotContains(t, text, "helm upgrade", "argument values stay on the host")
+	require.Contains(t, text, n.Digest[:12])
+
+	_, err = console.New(console.Config{Service: e.svc, BaseURL: e.url, NotifyURL: slack.URL, NotifyFormat: "teams"})
+	require.Error(t, err, "an unknown format is refused")
+	_, err = console.New(console.Config{Service: e.svc, BaseURL: e.url, NotifyURL: "ftp://x"})
+	require.Error(t, err, "a webhook must be http(s)")
+}

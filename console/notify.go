@@ -99,20 +99,25 @@ func (c *Console) linkURL(l link) string {
 func slackBody(n Notification) map[string]string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*govhost: approval needed* (%s)\n", n.ApprovalID)
-	fmt.Fprintf(&b, "`%s`", n.Tool)
+	fmt.Fprintf(&b, "`%s`", slackEscape(n.Tool))
 	if n.Operation != "" {
 		fmt.Fprintf(&b, " %s", n.Operation)
 	}
 	if len(n.Paths) > 0 {
-		fmt.Fprintf(&b, " on `%s`", strings.Join(n.Paths, "`, `"))
+		fmt.Fprintf(&b, " on `%s`", slackEscape(strings.Join(n.Paths, "`, `")))
 	}
-	fmt.Fprintf(&b, "\nasked by gate `%s` (%s)", n.GateID, n.ReasonCode)
+	fmt.Fprintf(&b, "\nasked by gate `%s` (%s)", slackEscape(n.GateID), slackEscape(n.ReasonCode))
 	if n.Agent != "" {
-		fmt.Fprintf(&b, " for agent %s", n.Agent)
+		fmt.Fprintf(&b, " for agent %s", slackEscape(n.Agent))
 	}
 	fmt.Fprintf(&b, "\narguments sha256 `%.12s…`\n<%s|Approve> · <%s|Deny> (links expire %s, each works once)",
-		n.Digest, n.ApproveURL, n.DenyURL, n.ExpiresAt.UTC().Format("15:04 MST"))
+		n.Digest, slackEscape(n.ApproveURL), slackEscape(n.DenyURL), n.ExpiresAt.UTC().Format("15:04 MST"))
 	return map[string]string{"text": b.String()}
+}
+
+// slackEscape escapes the three characters Slack's mrkdwn reserves.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 func (c *Console) post(n Notification) {

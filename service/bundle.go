@@ -72,3 +72,18 @@ func (s *Service) WriteTaskBundle(ctx context.Context, task uuid.UUID, w io.Writ
 	_, err = w.Write(out.Bytes())
 	return err
 }
+
+// SignedCheckpoint signs a checkpoint of a chain's current head with the
+// data directory's key (the signed note `govhost cert checkpoint` prints).
+// A verifier checks it with a verifier key it got elsewhere
+// (`govhost key show`), never with one the same server hands out.
+func (s *Service) SignedCheckpoint(ctx context.Context, chain uuid.UUID) ([]byte, error) {
+	h, err := s.eng.Evidence.Head(ctx, chain)
+	if err != nil {
+		return nil, err
+	}
+	if h == governance.EmptyHead {
+		return nil, failf(CodeChainNotFound, "no records for chain %s", chain)
+	}
+	return s.eng.SignCheckpoint(ctx, chain)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/api"
 )
 
@@ -35,7 +36,7 @@ func browser(t *testing.T) context.Context {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
 	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	t.Cleanup(cancel)
 	require.NoError(t, chromedp.Do(ctx)) // start the browser now
 	return ctx
@@ -175,6 +176,33 @@ func TestConsole_InARealBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, verdict, "Verified in this browser")
 	require.Contains(t, verdict, "certificate "+cert.Certificate.CertificateID.String())
+
+	// The signed checkpoint of the head, checked in the browser (Ed25519
+	// in WebCrypto) with the verifier key `govhost key show` prints; a key
+	// it was not signed with fails.
+	kr, err := govhost.OpenKeyring(s.data)
+	require.NoError(t, err)
+	vkey, err := kr.VerifierKey()
+	require.NoError(t, err)
+	other, err := govhost.OpenKeyring(t.TempDir())
+	require.NoError(t, err)
+	otherKey, err := other.VerifierKey()
+	require.NoError(t, err)
+	checkpoint := func(key string) (valid bool, text string) {
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.SetValue(chromedp.CSS("#vkey"), key),
+			chromedp.Click(chromedp.CSS("#check-checkpoint")),
+			chromedp.WaitVisible(chromedp.CSS(`#checkpoint-verdict[data-valid]`)),
+		))
+		text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#checkpoint-verdict")))
+		require.NoError(t, err)
+		return strings.HasPrefix(text, "Checkpoint verified"), text
+	}
+	valid, text := checkpoint(otherKey)
+	require.False(t, valid, text)
+	require.Contains(t, text, "no signature by the key")
+	valid, text = checkpoint(vkey)
+	require.True(t, valid, text)
 	shoot(t, ctx, shots, "task-verified")
 
 	// Serve the page a tampered chain: one record's payload says allow

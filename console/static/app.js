@@ -193,7 +193,27 @@ async function openTask(taskID) {
     verdict.textContent = `Verification FAILED at record ${f.recordId ?? "-"} (#${f.sequence}): ${f.code}: ${f.reason}.`;
   }
   verdict.dataset.valid = res.valid;
+  state.verified = { chainID: t.chain_id, size: res.checked, head: res.valid ? res.head : "" };
+  $("checkpoint-verdict").hidden = true;
 }
+
+// A signed checkpoint of the head, checked with a key the person pastes
+// (never one the server hands out), remembered in this browser.
+$("vkey").value = localStorage.getItem("govhost.vkey") || "";
+$("checkpoint-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const out = $("checkpoint-verdict");
+  out.hidden = false;
+  delete out.dataset.valid;
+  const v = state.verified;
+  if (!v || !v.head) { out.className = "verdict bad"; out.textContent = "Verify the chain first: there is no verified head to compare with."; out.dataset.valid = false; return; }
+  localStorage.setItem("govhost.vkey", $("vkey").value.trim());
+  const note = await (await api(`chains/${v.chainID}/checkpoint`)).text();
+  const res = await GovVerify.verifyCheckpoint(note, $("vkey").value, v.chainID, v.size, v.head);
+  out.className = "verdict " + (res.valid ? "ok" : "bad");
+  out.textContent = (res.valid ? "Checkpoint verified in this browser: " : "Checkpoint NOT verified: ") + res.reason + ".";
+  out.dataset.valid = res.valid;
+});
 
 // ---- gates and policy
 

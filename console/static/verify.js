@@ -139,5 +139,55 @@ const GovVerify = (() => {
     return failures;
   }
 
-  return { sha256hex, parseExact, canonical, chainInput, parseLines, verifyChain, checkVectors };
+  const b64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+  // keyHash is a signed note's key id: the first four bytes of
+  // sha256(name "\n" key), key being the algorithm byte and the public key.
+  async function keyHash(name, key) {
+    const data = new Uint8Array([...utf8.encode(name + "\n"), ...key]);
+    return new Uint8Array(await crypto.subtle.digest("SHA-256", data)).slice(0, 4);
+  }
+
+  // verifyCheckpoint checks a signed checkpoint (a C2SP signed note of
+  // "origin\nsize\nhead\n") with a verifier key "name+hash+base64" the
+  // person trusts, and that it commits to this chain, size and head. It
+  // returns {valid, reason}.
+  async function verifyCheckpoint(noteText, vkey, chainID, size, head) {
+    // A name has no "+"; the base64 may.
+    const parts = /^([^+\s]+)\+([0-9a-f]{8})\+(\S+)$/.exec(vkey.trim());
+    if (!parts) return { valid: false, reason: "the verifier key is not name+hash+base64" };
+    const [, name, hashHex] = parts;
+    let key;
+    try { key = b64(parts[3]); } catch (e) { return { valid: false, reason: "the verifier key's base64 does not decode" }; }
+    if (key.length !== 33 || key[0] !== 1) return { valid: false, reason: "the verifier key is not an Ed25519 key" };
+    const id = await keyHash(name, key);
+    if (Array.from(id, (b) => b.toString(16).padStart(2, "0")).join("") !== hashHex) return { valid: false, reason: "the verifier key's hash does not match its name and key" };
+    const split = noteText.indexOf("\n\n");
+    if (split < 0) return { valid: false, reason: "not a signed note" };
+    const text = noteText.slice(0, split + 1);
+    let signed = false;
+    for (const line of noteText.slice(split + 2).split("\n")) {
+      const m = /^\u2014 (\S+) (\S+)$/.exec(line);
+      if (!m || m[1] !== name) continue;
+      const sig = b64(m[2]);
+      if (sig.length !== 68 || !sig.slice(0, 4).every((b, i) => b === id[i])) continue;
+      let pub;
+      try {
+        pub = await crypto.subtle.importKey("raw", key.slice(1), { name: "Ed25519" }, false, ["verify"]);
+      } catch (e) {
+        return { valid: false, reason: "this browser has no Ed25519 in WebCrypto: the signature was not checked" };
+      }
+      if (!await crypto.subtle.verify({ name: "Ed25519" }, pub, sig.slice(4), utf8.encode(text))) {
+        return { valid: false, reason: "the signature by " + name + " does not verify: the checkpoint was changed" };
+      }
+      signed = true;
+    }
+    if (!signed) return { valid: false, reason: "no signature by the key " + name };
+    const [origin, n, h] = text.split("\n");
+    if (origin !== "govhost/chain/" + chainID) return { valid: false, reason: "the checkpoint is of another chain: " + origin };
+    if (n !== String(size) || h !== head) return { valid: false, reason: `the checkpoint commits to ${n} records ending at ${h.slice(0, 12)}…, not to the ${size} records verified here` };
+    return { valid: true, reason: `signed by ${name}: ${n} records ending at ${h.slice(0, 12)}…` };
+  }
+
+  return { sha256hex, parseExact, canonical, chainInput, parseLines, verifyChain, checkVectors, verifyCheckpoint };
 })();

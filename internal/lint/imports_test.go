@@ -94,7 +94,7 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"server":  {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
 		// The web console: the service's operations and the wire vocabulary
 		// (static files need nothing else), and the event-stream writer.
-		"console":                         {"service", "api", filepath.Join("internal", "sse"), "console"},
+		"console":                         {"service", "api", "governance", filepath.Join("internal", "sse"), "console"},
 		"api":                             {"governance"},
 		filepath.Join("server", "client"): {"governance", "api"},
 		// The MCP proxy: the embedded assembly (root package) or the

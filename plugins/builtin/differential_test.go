@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/plugins/destructive"
 	"github.com/govhost/govhost/plugins/internal/gatetable"
+	"github.com/govhost/govhost/plugins/pathguard"
 )
 
 // The differential fuzz targets below hold each built-in gate's embedded
@@ -40,6 +42,9 @@ type differ struct {
 	h      *host.Host
 	mod    *host.Module
 	err    error
+	// configs counts the checks since the host was made (each may bind a
+	// new configuration).
+	configs int
 }
 
 func (d *differ) load(t testing.TB) {
@@ -61,10 +66,21 @@ func (d *differ) load(t testing.TB) {
 	}
 }
 
+// maxGates bounds the gates (one pool each) a fuzz process keeps on one
+// host: a new configuration is a new gate, and the host keeps each.
+const maxGates = 64
+
 // check runs config and in through both implementations and fails on any
 // difference. A configuration the host refuses as JSON is skipped.
 func (d *differ) check(t *testing.T, config []byte, in abi.GateInput) {
 	d.load(t)
+	d.configs++
+	if d.configs > maxGates {
+		ctx := context.Background()
+		d.h.Close(ctx)
+		d.once, d.configs = sync.Once{}, 0
+		d.load(t)
+	}
 	if len(bytes.TrimSpace(config)) > 0 && !json.Valid(config) {
 		return
 	}
@@ -219,5 +235,56 @@ func FuzzDifferential_Destructive(f *testing.F) {
 			tool = strings.ToValidUTF8(tool, "?")
 		}
 		destructiveDiff.check(t, config, abi.GateInput{Tool: tool, Arguments: args})
+	})
+}
+
+var pathguardDiff = &differ{name: "pathguard", native: func(config []byte) (func(abi.GateInput) abi.GateOutput, error) {
+	g, err := pathguard.New(config)
+	if err != nil {
+		return nil, err
+	}
+	return g.Evaluate, nil
+}}
+
+var pathKinds = [...]abi.PathKind{abi.PathKindFile, abi.PathKindDir, abi.PathKindOther, abi.PathKindMissing, ""}
+
+// FuzzDifferential_Pathguard: the pathguard module against
+// plugins/pathguard, on any configuration, operation, cwd, workspace,
+// arguments and up to two path facts.
+func FuzzDifferential_Pathguard(f *testing.F) {
+	seedTable(f, "pathguard", func(c gatetable.Case) {
+		var p [2]abi.PathFact
+		copy(p[:], c.Input.Paths)
+		kind := uint8(0)
+		for k, pk := range pathKinds {
+			if p[0].Kind == pk {
+				kind = uint8(k)
+			}
+		}
+		flags := uint8(len(c.Input.Paths))
+		if p[0].Exists {
+			flags |= 4
+		}
+		if p[0].Link {
+			flags |= 8
+		}
+		if p[1].Exists {
+			flags |= 16
+		}
+		f.Add([]byte(c.Config), c.Input.Tool, c.Input.Operation, c.Input.Cwd, c.Input.Workspace, []byte(c.Input.Arguments),
+			p[0].Arg, p[0].Raw, p[0].Resolved, p[0].NearestExisting, p[1].Arg, p[1].Raw, p[1].Resolved, kind, flags)
+	})
+	f.Fuzz(func(t *testing.T, config []byte, tool, op, cwd, ws string, args []byte,
+		arg, raw, resolved, nearest, arg2, raw2, resolved2 string, kind, flags uint8) {
+		in := abi.GateInput{Tool: tool, Operation: op, Cwd: cwd, Workspace: ws, Arguments: args}
+		if n := int(flags & 3); n > 0 {
+			in.Paths = append(in.Paths, abi.PathFact{Arg: arg, Raw: raw, Resolved: resolved, NearestExisting: nearest,
+				Kind: pathKinds[int(kind)%len(pathKinds)], Exists: flags&4 != 0, Link: flags&8 != 0})
+			if n > 1 {
+				in.Paths = append(in.Paths, abi.PathFact{Arg: arg2, Raw: raw2, Resolved: resolved2, NearestExisting: path.Dir(resolved2),
+					Kind: abi.PathKindMissing, Exists: flags&16 != 0, Link: flags&32 != 0})
+			}
+		}
+		pathguardDiff.check(t, config, in)
 	})
 }

@@ -1,11 +1,20 @@
 GO ?= go
 
 
-.PHONY: build test bench bench-speed run demo fmt vet fuzz plugins plugins-check gates-differential fixtures fixtures-check gate-tables \
+.PHONY: build install test bench bench-speed run demo fmt vet fuzz plugins plugins-check gates-differential fixtures fixtures-check gate-tables \
 	examples examples-test examples-bench sdk-test scaffold-test $(addprefix example-,$(EXAMPLE_LANGS))
 
 build:
+	@test -x bin/govhost || echo "make: building bin/govhost (the first build downloads and compiles the dependencies: a few minutes)"
 	$(GO) build -o bin/govhost ./cmd/govhost
+
+# install: govhost and the small command hook govhost-hook on PATH
+# ($(GOBIN), else $(GOPATH)/bin); `govhost install` finds govhost-hook there.
+install:
+	$(GO) install ./cmd/govhost ./cmd/govhost-hook
+	@bin=$$($(GO) env GOBIN); [ -n "$$bin" ] || bin=$$($(GO) env GOPATH)/bin; \
+	echo "installed govhost and govhost-hook in $$bin"; \
+	case ":$$PATH:" in *":$$bin:"*) ;; *) echo "add it to PATH: export PATH=\"$$bin:\$$PATH\"";; esac
 
 test:
 	$(GO) vet ./...

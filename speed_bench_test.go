@@ -57,7 +57,7 @@ func BenchmarkBuiltinGate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	args, err := controller.ParseArguments(benchArgs)
+	args, err := governance.ParseArguments(benchArgs)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -71,6 +71,7 @@ func TestNew_ConfigErrors(t *testing.T) {
 		{"relative home", `{"kind":"workspace","root":"/ws","home":"home"}`, "home", pathguard.ErrNotAbsolute},
 		{"NUL in root", `{"kind":"workspace","root":"/ws\u0000x"}`, "root", pathguard.ErrNUL},
 		{"unknown operation", `{"kind":"workspace","root":"/ws","allowed_operations":["read_file","delete_file"]}`, "allowed_operations[1]", pathguard.ErrUnknownOperation},
+		{"unknown checked operation", `{"kind":"workspace","root":"/ws","checked_operations":["write_file"]}`, "checked_operations[0]", pathguard.ErrUnknownOperation},
 		{"operation case matters", `{"kind":"workspace","root":"/ws","allowed_operations":["READ_FILE"]}`, "allowed_operations[0]", pathguard.ErrUnknownOperation},
 		{"operations not a list", `{"kind":"workspace","root":"/ws","allowed_operations":"read_file"}`, "allowed_operations", pathguard.ErrType},
 		{"scope paths missing", `{"kind":"path_scope"}`, "paths", pathguard.ErrMissingField},

@@ -42,9 +42,8 @@ type differ struct {
 	h      *host.Host
 	mod    *host.Module
 	err    error
-	// configs counts the checks since the host was made (each may bind a
-	// new configuration).
-	configs int
+	// configs are the configurations bound on this host (a gate each).
+	configs map[string]bool
 }
 
 func (d *differ) load(t testing.TB) {
@@ -74,13 +73,6 @@ const maxGates = 64
 // difference. A configuration the host refuses as JSON is skipped.
 func (d *differ) check(t *testing.T, config []byte, in abi.GateInput) {
 	d.load(t)
-	d.configs++
-	if d.configs > maxGates {
-		ctx := context.Background()
-		d.h.Close(ctx)
-		d.once, d.configs = sync.Once{}, 0
-		d.load(t)
-	}
 	if len(bytes.TrimSpace(config)) > 0 && !json.Valid(config) {
 		return
 	}
@@ -94,6 +86,15 @@ func (d *differ) check(t *testing.T, config []byte, in abi.GateInput) {
 		return
 	}
 	ctx := context.Background()
+	if d.configs == nil {
+		d.configs = map[string]bool{}
+	}
+	if !d.configs[compact.String()] && len(d.configs) >= maxGates {
+		d.h.Close(ctx)
+		d.once, d.configs = sync.Once{}, map[string]bool{}
+		d.load(t)
+	}
+	d.configs[compact.String()] = true
 	eval, goErr := d.native(compact.Bytes())
 	g, hostErr := d.h.Gate(ctx, d.mod, compact.Bytes())
 	if (goErr == nil) != (hostErr == nil) {

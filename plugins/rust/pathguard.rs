@@ -12,6 +12,7 @@ use gatekit::{py_repr, Gate, Input, Output, PathFact};
 
 const REASON_ALLOWED: &str = "path.allowed";
 const REASON_NO_PATH: &str = "path.no_path";
+const REASON_NOT_CHECKED: &str = "path.not_checked";
 const REASON_NON_PATH_OPERATION: &str = "path.non_path_operation";
 const REASON_OUTSIDE_ROOT: &str = "path.outside_root";
 const REASON_OUTSIDE_SCOPE: &str = "path.outside_scope";
@@ -104,8 +105,14 @@ struct Config {
     roots: Vec<String>,
     denied: Vec<DeniedRule>,
     refuse_symlinks: bool,
+    /// every_path_argument: guard_paths checks every path fact, not only
+    /// path and file_path.
+    every_path: bool,
     scopes: Vec<String>,
     ops: Option<Vec<&'static str>>,
+    /// checked_operations: the operations workspace / path_scope check;
+    /// any other call is allowed path.not_checked first.
+    checked: Option<Vec<&'static str>>,
     virt: Option<Virtual>,
     uses_workspace: bool,
 }
@@ -206,9 +213,9 @@ fn parse_config(raw: &[u8]) -> Option<Config> {
     let f = fields(raw)?;
     let kind_text = decode_string(&f, "kind", true).ok()?;
     let (kind, allowed): (Kind, &[&str]) = match kind_text.as_str() {
-        "guard_paths" => (Kind::GuardPaths, &["allowed_paths", "denied_paths", "refuse_symlinks"]),
-        "workspace" => (Kind::Workspace, &["root", "allowed_operations"]),
-        "path_scope" => (Kind::PathScope, &["paths", "allowed_operations"]),
+        "guard_paths" => (Kind::GuardPaths, &["allowed_paths", "denied_paths", "refuse_symlinks", "every_path_argument"]),
+        "workspace" => (Kind::Workspace, &["root", "allowed_operations", "checked_operations"]),
+        "path_scope" => (Kind::PathScope, &["paths", "allowed_operations", "checked_operations"]),
         "virtual" => (Kind::Virtual, &["mounts", "roots", "cwd", "allowed_operations"]),
         _ => return None,
     };
@@ -223,8 +230,10 @@ fn parse_config(raw: &[u8]) -> Option<Config> {
         roots: Vec::new(),
         denied: Vec::new(),
         refuse_symlinks: false,
+        every_path: false,
         scopes: Vec::new(),
         ops: None,
+        checked: None,
         virt: None,
         uses_workspace: false,
     };
@@ -265,6 +274,13 @@ impl Config {
                 _ => return None,
             };
         }
+        if let Some(raw) = present(f, "every_path_argument") {
+            self.every_path = match raw {
+                b"true" => true,
+                b"false" => false,
+                _ => return None,
+            };
+        }
         if let Some(list) = decode_strings(f, "allowed_paths").ok()? {
             for s in list {
                 let p = self.abs_path(&s)?;
@@ -293,6 +309,13 @@ impl Config {
     }
 
     fn parse_ops(&mut self, f: &Fields) -> Option<()> {
+        if let Some(list) = decode_strings(f, "checked_operations").ok()? {
+            let mut ops = Vec::new();
+            for s in list {
+                ops.push(parse_op(&s)?);
+            }
+            self.checked = Some(ops);
+        }
         let list = match decode_strings(f, "allowed_operations").ok()? {
             None => return Some(()),
             Some(l) => l,
@@ -569,6 +592,11 @@ impl Gate for PathGuard {
     }
 
     fn evaluate(&self, input: &Input) -> Output {
+        if let Some(checked) = &self.cfg.checked {
+            if !covers(checked, input) {
+                return allow(REASON_NOT_CHECKED, "");
+            }
+        }
         if self.cfg.uses_workspace {
             let ws: &str = &input.workspace;
             if !ws.starts_with('/') || gatekit::clean_path(ws) != ws {
@@ -586,6 +614,18 @@ impl Gate for PathGuard {
             return self.cfg.with_workspace(ws).evaluate(input);
         }
         self.cfg.evaluate(input)
+    }
+}
+
+/// Whether checked_operations covers the call: its operation, or one of
+/// the requests inferred for an AgentLane tool (from the facts as sent).
+fn covers(checked: &[&str], input: &Input) -> bool {
+    if !input.operation.is_empty() {
+        return checked.contains(&input.operation.as_ref());
+    }
+    match infer_requests(&input.tool, &input.paths, &input.cwd) {
+        Some(reqs) => reqs.iter().any(|(op, _)| checked.contains(op)),
+        None => false,
     }
 }
 
@@ -615,7 +655,13 @@ impl Config {
 
     fn eval_guard_paths(&self, input: &Input) -> Output {
         let mut checked: Vec<&PathFact> = Vec::new();
+        if self.every_path {
+            checked.extend(input.paths.iter().filter(|f| !f.raw.is_empty() || !f.resolved.is_empty()));
+        }
         for arg in ["path", "file_path"] {
+            if self.every_path {
+                break;
+            }
             if let Some(f) = input.paths.iter().find(|f| f.arg == arg && (!f.raw.is_empty() || !f.resolved.is_empty())) {
                 checked.push(f);
             }

@@ -16,6 +16,7 @@ import (
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/plugins/destructive"
+	"github.com/govhost/govhost/plugins/duties"
 	"github.com/govhost/govhost/plugins/internal/gatetable"
 	"github.com/govhost/govhost/plugins/pathguard"
 )
@@ -287,5 +288,61 @@ func FuzzDifferential_Pathguard(f *testing.F) {
 			}
 		}
 		pathguardDiff.check(t, config, in)
+	})
+}
+
+var dutiesDiff = &differ{name: "duties", native: func(config []byte) (func(abi.GateInput) abi.GateOutput, error) {
+	g, err := duties.New(config)
+	if err != nil {
+		return nil, err
+	}
+	return g.Evaluate, nil
+}}
+
+// FuzzDifferential_Duties: the duties module against plugins/duties. The
+// history is "kind:id:duty" entries separated by ";"; flags&1 gives an
+// actor, flags&2 a history (else none: outside a task).
+func FuzzDifferential_Duties(f *testing.F) {
+	seedTable(f, "duties", func(c gatetable.Case) {
+		var kind, id, hist string
+		flags := uint8(0)
+		if a := c.Input.Context.Actor; a != nil {
+			kind, id, flags = a.Kind, a.ID, 1
+		}
+		if as := c.Input.Context.Assignments; as != nil {
+			flags |= 2
+			var parts []string
+			for _, a := range *as {
+				parts = append(parts, a.Actor.Kind+":"+a.Actor.ID+":"+a.Duty)
+			}
+			hist = strings.Join(parts, ";")
+		}
+		f.Add([]byte(c.Config), c.Input.Tool, kind, id, hist, flags)
+	})
+	for _, cfg := range []string{`{"Incompatible":{"merge":["write"]}}`, `{"incompatible":{"merge":["write"]},"INCOMPATIBLE":{"deploy":["merge"]}}`,
+		`{"incompatible":{"merge":["write"]},"incompatible":null}`, `{"incompatible":{"merge":["write"],"merge":["patch"]}}`,
+		`{"incompatible":{"merge":[null]}}`, `{"incompatible":{"merge":"write"}}`, `{"incompatible":{"":["x"]}}`, `{"incompatible":{"x":["x"]}}`,
+		`{"incompatible":{}}`, `{}`, `[]`, `{"other":1}`, `{"incompatible":{"merge":["write","write","patch"]}}`} {
+		f.Add([]byte(cfg), "merge", "user", "ana", "user:ana:write;user:ana:patch;user:bo:write;agent:ana:write", uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, config []byte, tool, kind, id, hist string, flags uint8) {
+		in := abi.GateInput{Tool: tool, Arguments: []byte(`{}`)}
+		if flags&1 != 0 {
+			in.Context.Actor = &abi.ActorRef{Kind: kind, ID: id}
+		}
+		if flags&2 != 0 {
+			list := []abi.Assignment{}
+			if hist != "" {
+				for _, e := range strings.Split(hist, ";") {
+					p := strings.SplitN(e, ":", 3)
+					for len(p) < 3 {
+						p = append(p, "")
+					}
+					list = append(list, abi.Assignment{Actor: abi.ActorRef{Kind: p[0], ID: p[1]}, Duty: p[2]})
+				}
+			}
+			in.Context.Assignments = &list
+		}
+		dutiesDiff.check(t, config, in)
 	})
 }

@@ -57,7 +57,7 @@ BUILTIN_GATES = permission pathguard destructive duties
 # is compiled into each) with Debian's rustc 1.63 and libstd-rust-dev-wasm32,
 # no cargo; GO_GATES still from plugins/<gate>/wasm. Reproducible: source
 # paths remapped, symbols stripped, one codegen unit.
-RUST_GATES = destructive
+RUST_GATES = destructive pathguard duties
 GO_GATES = $(filter-out $(RUST_GATES),$(BUILTIN_GATES))
 RUSTC_GATE ?= $(if $(wildcard /usr/bin/rustc),/usr/bin/rustc,rustc)
 RUST_GATE_WASM = $(RUSTC_GATE) --edition 2021 --target wasm32-wasi --crate-type cdylib -C opt-level=3 \
@@ -72,7 +72,7 @@ plugins:
 # gates-differential: each Rust built-in gate against the Go implementation
 # it replaced (plugins/builtin's FuzzDifferential_<Gate> targets): a short
 # fuzz run each in CI; a switch ran its target for ten minutes or more.
-RUST_GATE_FUZZ = Destructive
+RUST_GATE_FUZZ = Destructive Pathguard Duties
 DIFF_FUZZTIME ?= 15s
 gates-differential:
 	for g in $(RUST_GATE_FUZZ); do $(GO) test -run '^$$' -fuzz "^FuzzDifferential_$$g$$" -fuzztime $(DIFF_FUZZTIME) -parallel 1 ./plugins/builtin/ || exit 1; done

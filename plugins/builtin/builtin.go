@@ -1,8 +1,10 @@
 // Package builtin embeds the built-in gate modules — permission,
-// pathguard, destructive and duties — as built by `make plugins` from
-// plugins/<name>/wasm. The bytes are committed; CI rebuilds them and fails
-// on any difference, so the digests below name exactly the code in this
-// repository.
+// pathguard, destructive and duties — as built by `make plugins`: the
+// native-ABI Rust modules from plugins/rust/<name>.rs (destructive,
+// pathguard, duties; docs/gates-builtin.md) and the Go one from
+// plugins/<name>/wasm (permission). The bytes are committed; CI rebuilds
+// them and fails on any difference, so the digests below name exactly the
+// code in this repository.
 package builtin
 
 import (

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,7 +16,9 @@ import (
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/plugins/destructive"
+	"github.com/govhost/govhost/plugins/duties"
 	"github.com/govhost/govhost/plugins/internal/gatetable"
+	"github.com/govhost/govhost/plugins/pathguard"
 )
 
 // The differential fuzz targets below hold each built-in gate's embedded
@@ -40,6 +43,8 @@ type differ struct {
 	h      *host.Host
 	mod    *host.Module
 	err    error
+	// configs are the configurations bound on this host (a gate each).
+	configs map[string]bool
 }
 
 func (d *differ) load(t testing.TB) {
@@ -61,6 +66,10 @@ func (d *differ) load(t testing.TB) {
 	}
 }
 
+// maxGates bounds the gates (one pool each) a fuzz process keeps on one
+// host: a new configuration is a new gate, and the host keeps each.
+const maxGates = 64
+
 // check runs config and in through both implementations and fails on any
 // difference. A configuration the host refuses as JSON is skipped.
 func (d *differ) check(t *testing.T, config []byte, in abi.GateInput) {
@@ -78,6 +87,15 @@ func (d *differ) check(t *testing.T, config []byte, in abi.GateInput) {
 		return
 	}
 	ctx := context.Background()
+	if d.configs == nil {
+		d.configs = map[string]bool{}
+	}
+	if !d.configs[compact.String()] && len(d.configs) >= maxGates {
+		d.h.Close(ctx)
+		d.once, d.configs = sync.Once{}, map[string]bool{}
+		d.load(t)
+	}
+	d.configs[compact.String()] = true
 	eval, goErr := d.native(compact.Bytes())
 	g, hostErr := d.h.Gate(ctx, d.mod, compact.Bytes())
 	if (goErr == nil) != (hostErr == nil) {
@@ -219,5 +237,112 @@ func FuzzDifferential_Destructive(f *testing.F) {
 			tool = strings.ToValidUTF8(tool, "?")
 		}
 		destructiveDiff.check(t, config, abi.GateInput{Tool: tool, Arguments: args})
+	})
+}
+
+var pathguardDiff = &differ{name: "pathguard", native: func(config []byte) (func(abi.GateInput) abi.GateOutput, error) {
+	g, err := pathguard.New(config)
+	if err != nil {
+		return nil, err
+	}
+	return g.Evaluate, nil
+}}
+
+var pathKinds = [...]abi.PathKind{abi.PathKindFile, abi.PathKindDir, abi.PathKindOther, abi.PathKindMissing, ""}
+
+// FuzzDifferential_Pathguard: the pathguard module against
+// plugins/pathguard, on any configuration, operation, cwd, workspace,
+// arguments and up to two path facts.
+func FuzzDifferential_Pathguard(f *testing.F) {
+	seedTable(f, "pathguard", func(c gatetable.Case) {
+		var p [2]abi.PathFact
+		copy(p[:], c.Input.Paths)
+		kind := uint8(0)
+		for k, pk := range pathKinds {
+			if p[0].Kind == pk {
+				kind = uint8(k)
+			}
+		}
+		flags := uint8(len(c.Input.Paths))
+		if p[0].Exists {
+			flags |= 4
+		}
+		if p[0].Link {
+			flags |= 8
+		}
+		if p[1].Exists {
+			flags |= 16
+		}
+		f.Add([]byte(c.Config), c.Input.Tool, c.Input.Operation, c.Input.Cwd, c.Input.Workspace, []byte(c.Input.Arguments),
+			p[0].Arg, p[0].Raw, p[0].Resolved, p[0].NearestExisting, p[1].Arg, p[1].Raw, p[1].Resolved, kind, flags)
+	})
+	f.Fuzz(func(t *testing.T, config []byte, tool, op, cwd, ws string, args []byte,
+		arg, raw, resolved, nearest, arg2, raw2, resolved2 string, kind, flags uint8) {
+		in := abi.GateInput{Tool: tool, Operation: op, Cwd: cwd, Workspace: ws, Arguments: args}
+		if n := int(flags & 3); n > 0 {
+			in.Paths = append(in.Paths, abi.PathFact{Arg: arg, Raw: raw, Resolved: resolved, NearestExisting: nearest,
+				Kind: pathKinds[int(kind)%len(pathKinds)], Exists: flags&4 != 0, Link: flags&8 != 0})
+			if n > 1 {
+				in.Paths = append(in.Paths, abi.PathFact{Arg: arg2, Raw: raw2, Resolved: resolved2, NearestExisting: path.Dir(resolved2),
+					Kind: abi.PathKindMissing, Exists: flags&16 != 0, Link: flags&32 != 0})
+			}
+		}
+		pathguardDiff.check(t, config, in)
+	})
+}
+
+var dutiesDiff = &differ{name: "duties", native: func(config []byte) (func(abi.GateInput) abi.GateOutput, error) {
+	g, err := duties.New(config)
+	if err != nil {
+		return nil, err
+	}
+	return g.Evaluate, nil
+}}
+
+// FuzzDifferential_Duties: the duties module against plugins/duties. The
+// history is "kind:id:duty" entries separated by ";"; flags&1 gives an
+// actor, flags&2 a history (else none: outside a task).
+func FuzzDifferential_Duties(f *testing.F) {
+	seedTable(f, "duties", func(c gatetable.Case) {
+		var kind, id, hist string
+		flags := uint8(0)
+		if a := c.Input.Context.Actor; a != nil {
+			kind, id, flags = a.Kind, a.ID, 1
+		}
+		if as := c.Input.Context.Assignments; as != nil {
+			flags |= 2
+			var parts []string
+			for _, a := range *as {
+				parts = append(parts, a.Actor.Kind+":"+a.Actor.ID+":"+a.Duty)
+			}
+			hist = strings.Join(parts, ";")
+		}
+		f.Add([]byte(c.Config), c.Input.Tool, kind, id, hist, flags)
+	})
+	for _, cfg := range []string{`{"Incompatible":{"merge":["write"]}}`, `{"incompatible":{"merge":["write"]},"INCOMPATIBLE":{"deploy":["merge"]}}`,
+		`{"incompatible":{"merge":["write"]},"incompatible":null}`, `{"incompatible":{"merge":["write"],"merge":["patch"]}}`,
+		`{"incompatible":{"merge":[null]}}`, `{"incompatible":{"merge":"write"}}`, `{"incompatible":{"":["x"]}}`, `{"incompatible":{"x":["x"]}}`,
+		`{"incompatible":{}}`, `{}`, `[]`, `{"other":1}`, `{"incompatible":{"merge":["write","write","patch"]}}`} {
+		f.Add([]byte(cfg), "merge", "user", "ana", "user:ana:write;user:ana:patch;user:bo:write;agent:ana:write", uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, config []byte, tool, kind, id, hist string, flags uint8) {
+		in := abi.GateInput{Tool: tool, Arguments: []byte(`{}`)}
+		if flags&1 != 0 {
+			in.Context.Actor = &abi.ActorRef{Kind: kind, ID: id}
+		}
+		if flags&2 != 0 {
+			list := []abi.Assignment{}
+			if hist != "" {
+				for _, e := range strings.Split(hist, ";") {
+					p := strings.SplitN(e, ":", 3)
+					for len(p) < 3 {
+						p = append(p, "")
+					}
+					list = append(list, abi.Assignment{Actor: abi.ActorRef{Kind: p[0], ID: p[1]}, Duty: p[2]})
+				}
+			}
+			in.Context.Assignments = &list
+		}
+		dutiesDiff.check(t, config, in)
 	})
 }

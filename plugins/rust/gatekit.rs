@@ -1042,3 +1042,271 @@ macro_rules! export_gate {
         }
     };
 }
+
+// ---------------------------------------------------------------------------
+// Python text (the ports of LionAGI and AgentLane quote with repr()).
+
+include!("unitables.rs");
+
+/// Go's unicode.IsPrint.
+pub fn is_print(r: u32) -> bool {
+    if r < 0x80 {
+        return (0x20..0x7f).contains(&r);
+    }
+    PRINT_RANGES
+        .binary_search_by(|&(lo, hi)| {
+            if hi < r {
+                std::cmp::Ordering::Less
+            } else if lo > r {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// The lower-case ASCII letter in r's simple case-folding orbit (Go's
+/// unicode.SimpleFold), if any.
+pub fn ascii_fold(r: u32) -> Option<u8> {
+    ASCII_FOLDS.iter().find(|(x, _)| *x == r).map(|(_, c)| *c)
+}
+
+/// Python's repr() of a str.
+pub fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut b = String::with_capacity(s.len() + 2);
+    b.push(quote);
+    for ch in s.chars() {
+        let r = ch as u32;
+        if ch == quote || ch == '\\' {
+            b.push('\\');
+            b.push(ch);
+        } else if ch == '\t' {
+            b.push_str("\\t");
+        } else if ch == '\n' {
+            b.push_str("\\n");
+        } else if ch == '\r' {
+            b.push_str("\\r");
+        } else if ch == ' ' || (is_print(r) && r != RUNE_ERROR) {
+            b.push(ch);
+        } else if r < 0x100 {
+            b.push_str(&format!("\\x{:02x}", r));
+        } else if r < 0x10000 {
+            b.push_str(&format!("\\u{:04x}", r));
+        } else {
+            b.push_str(&format!("\\U{:08x}", r));
+        }
+    }
+    b.push(quote);
+    b
+}
+
+// ---------------------------------------------------------------------------
+// fnmatch.fnmatchcase (plugins/internal/fnmatch): CPython's translate
+// followed by the re module's reading of sets.
+
+#[derive(Clone, Debug)]
+enum Tok {
+    Lit(char),
+    Any,
+    Class(Box<CharClass>),
+    Star,
+}
+
+#[derive(Clone, Debug, Default)]
+struct CharClass {
+    negate: bool,
+    runes: Vec<char>,
+    ranges: Vec<(char, char)>,
+}
+
+impl CharClass {
+    fn contains(&self, r: char) -> bool {
+        let hit = self.runes.contains(&r) || self.ranges.iter().any(|&(lo, hi)| lo <= r && r <= hi);
+        hit != self.negate
+    }
+}
+
+/// A compiled fnmatch pattern.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    toks: Vec<Tok>,
+    never: bool,
+    literal: Option<String>,
+}
+
+impl Pattern {
+    pub fn compile(pattern: &str) -> Pattern {
+        let pat: Vec<char> = pattern.chars().collect();
+        let mut p = Pattern { toks: Vec::new(), never: false, literal: None };
+        let n = pat.len();
+        let mut i = 0;
+        while i < n {
+            let c = pat[i];
+            i += 1;
+            match c {
+                '*' => {
+                    if !matches!(p.toks.last(), Some(Tok::Star)) {
+                        p.toks.push(Tok::Star);
+                    }
+                }
+                '?' => p.toks.push(Tok::Any),
+                '[' => match compile_set(&pat, i) {
+                    None => p.toks.push(Tok::Lit('[')),
+                    Some((tok, next)) => {
+                        i = next;
+                        match tok {
+                            None => p.never = true,
+                            Some(t) => p.toks.push(t),
+                        }
+                    }
+                },
+                _ => p.toks.push(Tok::Lit(c)),
+            }
+        }
+        if p.toks.iter().all(|t| matches!(t, Tok::Lit(_))) {
+            p.literal = Some(pattern.to_string());
+        }
+        p
+    }
+
+    /// fnmatch.fnmatchcase(text, pattern).
+    pub fn matches(&self, text: &str) -> bool {
+        if self.never {
+            return false;
+        }
+        if let Some(l) = &self.literal {
+            return l == text;
+        }
+        let t: Vec<char> = text.chars().collect();
+        let toks = &self.toks;
+        let (mut ti, mut pos) = (0usize, 0usize);
+        let (mut star_ti, mut star_pos): (Option<usize>, usize) = (None, 0);
+        loop {
+            if ti < toks.len() {
+                if let Tok::Star = toks[ti] {
+                    star_ti = Some(ti);
+                    star_pos = pos;
+                    ti += 1;
+                    continue;
+                }
+                if pos < t.len() {
+                    let r = t[pos];
+                    let ok = match &toks[ti] {
+                        Tok::Lit(c) => *c == r,
+                        Tok::Any => true,
+                        Tok::Class(cl) => cl.contains(r),
+                        Tok::Star => false,
+                    };
+                    if ok {
+                        ti += 1;
+                        pos += 1;
+                        continue;
+                    }
+                }
+            } else if pos == t.len() || star_ti.map(|s| s + 1 == toks.len()).unwrap_or(false) {
+                return true;
+            }
+            match star_ti {
+                Some(s) if star_pos < t.len() => {
+                    star_pos += 1;
+                    ti = s + 1;
+                    pos = star_pos;
+                }
+                _ => return false,
+            }
+        }
+    }
+}
+
+/// The set whose '[' is at pat[i-1]: None when it is not closed (then '['
+/// is a literal); Some((None, next)) for an empty set, which never matches.
+fn compile_set(pat: &[char], i0: usize) -> Option<(Option<Tok>, usize)> {
+    let n = pat.len();
+    let mut i = i0;
+    let mut j = i;
+    if j < n && pat[j] == '!' {
+        j += 1;
+    }
+    if j < n && pat[j] == ']' {
+        j += 1;
+    }
+    while j < n && pat[j] != ']' {
+        j += 1;
+    }
+    if j >= n {
+        return None;
+    }
+    let next = j + 1;
+    // (char, is a range separator)
+    let mut stuff: Vec<(char, bool)> = Vec::new();
+    let index_of = |from: usize, to: usize| (from..to).find(|&k| pat[k] == '-');
+    if index_of(i, j).is_none() {
+        for &r in &pat[i..j] {
+            stuff.push((r, false));
+        }
+    } else {
+        let mut chunks: Vec<Vec<char>> = Vec::new();
+        let mut k = if pat[i] == '!' { i + 2 } else { i + 1 };
+        loop {
+            let found = if k < j { index_of(k, j) } else { None };
+            match found {
+                None => break,
+                Some(h) => {
+                    chunks.push(pat[i..h].to_vec());
+                    i = h + 1;
+                    k = h + 3;
+                }
+            }
+        }
+        if i < j {
+            chunks.push(pat[i..j].to_vec());
+        } else if let Some(last) = chunks.last_mut() {
+            last.push('-');
+        }
+        let mut k = chunks.len();
+        while k > 1 {
+            k -= 1;
+            let (prev_last, cur_first) = (*chunks[k - 1].last().unwrap_or(&'\0'), *chunks[k].first().unwrap_or(&'\0'));
+            if !chunks[k - 1].is_empty() && !chunks[k].is_empty() && prev_last > cur_first {
+                let mut merged: Vec<char> = chunks[k - 1][..chunks[k - 1].len() - 1].to_vec();
+                merged.extend_from_slice(&chunks[k][1..]);
+                chunks[k - 1] = merged;
+                chunks.remove(k);
+            }
+        }
+        for (ci, ch) in chunks.iter().enumerate() {
+            if ci > 0 {
+                stuff.push(('-', true));
+            }
+            for &r in ch {
+                stuff.push((r, false));
+            }
+        }
+    }
+    if stuff.is_empty() {
+        return Some((None, next));
+    }
+    if stuff.len() == 1 && !stuff[0].1 && stuff[0].0 == '!' {
+        return Some((Some(Tok::Any), next));
+    }
+    let mut cls = CharClass::default();
+    let mut s = &stuff[..];
+    if !s[0].1 && s[0].0 == '!' {
+        cls.negate = true;
+        s = &s[1..];
+    }
+    let mut k = 0;
+    while k < s.len() {
+        let this = s[k];
+        k += 1;
+        if k + 1 < s.len() && s[k].1 {
+            cls.ranges.push((this.0, s[k + 1].0));
+            k += 2;
+            continue;
+        }
+        cls.runes.push(this.0);
+    }
+    Some((Some(Tok::Class(Box::new(cls))), next))
+}

@@ -1,7 +1,7 @@
 GO ?= go
 
 
-.PHONY: build test bench bench-speed bench-overhead run demo fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables \
+.PHONY: build test bench bench-speed run demo fmt vet fuzz plugins plugins-check fixtures fixtures-check gate-tables \
 	examples examples-test examples-bench sdk-test scaffold-test $(addprefix example-,$(EXAMPLE_LANGS))
 
 build:
@@ -139,5 +139,6 @@ bench-speed:
 # bench-overhead (issue 25): the controller alone (three Go gates, memory
 # store) against one trivial Go guest call, in CPU time per call, which a
 # loaded machine inflates far less than wall time (docs/performance.md).
+.PHONY: bench-overhead
 bench-overhead:
 	$(GO) test -run '^$$' -bench 'ControllerOverhead' -benchtime 20000x -benchmem .

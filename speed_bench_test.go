@@ -94,6 +94,93 @@ func BenchmarkBuiltinGate(b *testing.B) {
 	}
 }
 
+// BenchmarkControllerOverhead is issue 25's ratio measured in CPU time,
+// which a loaded machine inflates little (wall time on a shared 2-core
+// machine can be off by 5×): the controller alone (three allowing Go
+// gates, in-memory evidence, five records a call) against one warm call
+// of the trivial Go guest, in the same process. cpu-µs/op is the
+// process's CPU time a call (GC included).
+func BenchmarkControllerOverhead(b *testing.B) {
+	b.Run("ref=trivial_go", func(b *testing.B) {
+		ctx := context.Background()
+		eng, err := govhost.Open(ctx, govhost.Options{Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { eng.Close(ctx) })
+		dir := b.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "trivial.wasm"), wasmfixtures.Bytes("trivial_go.wasm"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		doc := fmt.Sprintf(`{"policy_id": %q, "version": "bench", "gates": [
+    {"gate_id": "trivial_go", "module": "./trivial.wasm", "level": "hard", "order": 1, "tool_ids": ["bash"]}]}`, uuid.New())
+		snap, err := policyfile.Load([]byte(doc), "bench.json", eng.Gates.Resolver(dir))
+		if err != nil {
+			b.Fatal(err)
+		}
+		g, err := eng.Gates.GateFor(ctx, snap.GateBindings()[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		args, err := controller.ParseArguments(benchArgs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := controller.NewGateInput(controller.Call{Tool: "bash", Operation: "execute_command", Arguments: benchArgs, Cwd: dir}, args, nil, "trivial_go", abi.PhaseCheck)
+		chain := uuid.NewString()
+		cg := g.(controller.ChainGate)
+		if _, err := cg.EvaluateChain(ctx, chain, in); err != nil { // warm the pool
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu := processCPU()
+		for i := 0; i < b.N; i++ {
+			if _, err := cg.EvaluateChain(ctx, chain, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu)/1e3/float64(b.N), "cpu-µs/op")
+	})
+	b.Run("controller=fake_gates", func(b *testing.B) {
+		e := newBenchEnv(b, evidence.NewMemStore())
+		allow := controller.GateProviderFunc(func(context.Context, governance.ExecutableGateBinding) (controller.Gate, error) {
+			return allowingGate{}, nil
+		})
+		e.ctl, _ = e.eng.NewController(controller.Config{Evidence: evidence.NewMemStore(), Policies: policiesOf(b, e), Gates: allow, PathFacts: noPathFacts})
+		e.m = controller.NewManager()
+		_ = e.m.Register(controller.Tool{ID: "bash", Fn: func(context.Context, map[string]any) (any, error) { return nil, nil }})
+		_ = e.m.Govern(e.ctl, controller.PolicyPin{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()})
+		var task *controller.Task
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu := processCPU()
+		for i := 0; i < b.N; i++ {
+			if i%100 == 0 { // tasks of 100 operations, as an agent's would be
+				var err error
+				if task, err = e.ctl.OpenTask(context.Background(), controller.TaskOptions{PolicyID: e.snap.PolicyID(), Version: e.snap.Version()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			e.invoke(b, task)
+		}
+		b.ReportMetric(float64(processCPU()-cpu)/1e3/float64(b.N), "cpu-µs/op")
+	})
+}
+
+// allowingGate allows every call without looking at it.
+type allowingGate struct{}
+
+func (allowingGate) Evaluate(context.Context, abi.GateInput) (abi.GateOutput, error) {
+	return abi.GateOutput{Decision: abi.DecisionAllow, ReasonCode: "ok"}, nil
+}
+
+// noPathFacts passes the cwd through and resolves no path: the controller
+// alone, without the host's path resolution.
+func noPathFacts(cwd string, _ map[string]any, _ []string, _ []string) (string, []abi.PathFact, error) {
+	return cwd, nil, nil
+}
+
 // BenchmarkOneTaskLatency is one governed call after another on one task
 // with the durable Pebble store (p50 and p99 reported), and, in the same
 // run, one synced Pebble batch of about one operation's size in the same

@@ -58,8 +58,11 @@ type Options struct {
 // Engine is the embedded default, open on one data directory (and, when
 // Options.Store says so, one PostgreSQL database). Close it.
 type Engine struct {
-	Evidence  evidence.Store // *pebblestore.Store or *pgstore.Store
-	Policies  policy.Store   // the matching policy store
+	Evidence evidence.Store // *pebblestore.Store or *pgstore.Store
+	Policies policy.Store   // the matching policy store
+	// Sessions keeps the coding agents' open sessions in the same database
+	// (Pebble keys "h/", or the PostgreSQL table hook_sessions).
+	Sessions  SessionStore
 	closers   []func() error // the stores', policies first
 	Host      *host.Host
 	Gates     *Gates

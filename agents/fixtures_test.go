@@ -11,6 +11,7 @@ import (
 
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/governance"
 )
 
 // fixture is one agent's documented events, recorded from its
@@ -118,7 +119,7 @@ func checkCalls(t *testing.T, want []expectedCall, got []controller.Call, ev age
 		require.Equal(t, ev.Cwd, g.Cwd)
 		require.Equal(t, ev.SessionID, g.RunID)
 		require.Equal(t, ev.ToolUseID, g.ToolCallID)
-		args, err := controller.ParseArguments(g.Arguments)
+		args, err := governance.ParseArguments(g.Arguments)
 		require.NoError(t, err, "the arguments are a governed argument object")
 		var plain map[string]any
 		require.NoError(t, json.Unmarshal(g.Arguments, &plain))

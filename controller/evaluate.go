@@ -18,7 +18,7 @@ type gateOutcome struct {
 	reason   string
 	message  string
 	// replaced holds the arguments a transform gate produced.
-	replaced *Arguments
+	replaced *governance.Arguments
 }
 
 // evaluate runs the applicable bindings once each in snapshot order, then,
@@ -124,7 +124,7 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	case abi.DecisionAllow:
 		res := gateOutcome{decision: governance.Allow, reason: out.ReasonCode}
 		if b.Transform() && len(out.Arguments) > 0 {
-			next, err := op.args.withReplacement(out.Arguments)
+			next, err := op.args.WithReplacement(out.Arguments)
 			if err != nil {
 				return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 			}
@@ -157,10 +157,11 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 	}
 	actor, _ := op.ctx.ActorValue()
 	req := ApprovalRequest{
-		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: op.args.action(op.call),
+		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: actionOf(op.args, op.call),
 		GateID: b.GateID(), ReasonCode: out.ReasonCode, Message: out.Message,
 		RunID: op.call.RunID, AgentName: op.call.AgentName, ToolCallID: op.call.ToolCallID,
 		Metadata: copyMetadata(op.call.Metadata), Arguments: json.RawMessage(op.args.Canonical),
+		ArgumentDigest: op.args.Digest, MatchedRule: out.MatchedRule, Cwd: op.cwd, PathFacts: op.facts,
 	}
 	if op.ctx.Actor != nil {
 		req.Actor = &actor
@@ -191,7 +192,7 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 		// arguments. Stricter than LionAGI, which ran them unchecked: they
 		// replace the call's arguments and every check gate runs again on
 		// them (the recheck phase).
-		next, err := op.args.withReplacement(d.Arguments)
+		next, err := op.args.WithReplacement(d.Arguments)
 		if err != nil {
 			extra.Outcome = governance.ApprovalBadArguments
 			return denied, extra

@@ -19,7 +19,7 @@ type operation struct {
 	call Call
 	ctx  governance.OperationContext
 	snap governance.PolicySnapshot
-	args Arguments
+	args governance.Arguments
 	// evaluated collects the GATE_EVALUATED records of this operation.
 	evaluated []recordSpec
 	// unsynced holds records applied but not yet durable (recordUnsynced):
@@ -132,7 +132,7 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if err := callerCtx.Err(); err != nil {
 		return nil, err
 	}
-	args, err := ParseArguments(op.call.Arguments)
+	args, err := governance.ParseArguments(op.call.Arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func (op *operation) pinPolicy(ctx context.Context) (string, error) {
 
 func (op *operation) startedPayload() *governance.Fields {
 	p := governance.NewFields(7).String("tool_id", op.call.Tool).String("argument_digest", op.args.Digest).
-		Value("fields", op.args.fieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
+		Value("fields", op.args.FieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
 	if op.ctx.ParentOperationID.Valid {
 		p.UUID("parent_operation_id", op.ctx.ParentOperationID.UUID)
 	}
@@ -273,7 +273,7 @@ func (op *operation) deniedError(v verdict) error {
 // token, and completes the permit with its outcome (ADR-0087 D3's failure
 // semantics).
 func (op *operation) callTool(callerCtx context.Context, m *Manager, p *issued) (any, error) {
-	final, err := op.args.forCallable()
+	final, err := op.args.ForCallable()
 	if err != nil {
 		return nil, err
 	}

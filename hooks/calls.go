@@ -82,7 +82,7 @@ func (s *Service) verdict(d *agents.Dialect, ev agents.Event, v agents.Verdict) 
 
 // rewritten reports a permit whose final arguments differ from the call's.
 func rewritten(call controller.Call, p controller.Permit) bool {
-	args, err := controller.ParseArguments(call.Arguments)
+	args, err := governance.ParseArguments(call.Arguments)
 	return err != nil || args.Digest != p.ArgumentDigest
 }
 
@@ -100,12 +100,21 @@ func (s *Service) abandon(ctx context.Context, sess *session, permits []controll
 
 // post completes the permits of the call a post-tool event reports.
 func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
-	sess := s.current(ev)
+	sess, err := s.find(ctx, ev)
+	if err != nil {
+		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+	}
 	if sess == nil {
 		return refused(http.StatusConflict, "hook.no_pending_call", agents.ErrNoPending, ev)
 	}
 	permits, err := sess.pending.Take(agents.CorrelationKey(ev))
 	if err != nil {
+		if sess.lost.Add(-1) >= 0 {
+			// A call authorized before the restart: its outcome is on the
+			// chain already (controller.FailureOutcomeLost).
+			return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+		}
+		sess.lost.Add(1)
 		return refused(http.StatusConflict, "hook.no_pending_call", err, ev)
 	}
 	out := controller.Outcome{ResultDigest: agents.ResponseDigest(ev)}
@@ -130,6 +139,9 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 // reported are completed as failed ("no_outcome") first.
 func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	key := sessionKey(ev)
+	if _, err := s.find(ctx, ev); err != nil {
+		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+	}
 	s.mu.Lock()
 	sess := s.sessions[key]
 	delete(s.sessions, key)
@@ -154,6 +166,7 @@ func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 			ended.Certificate = &cert
 		}
 	}
+	s.forget(ctx, ev)
 	s.mu.Lock()
 	s.ended[key] = ended
 	s.mu.Unlock()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -122,7 +123,8 @@ hook's own limit, so the hook blocks before the agent gives up on it.`,
 }
 
 // hookCommand is the command hook's argv prefix: --hook-binary, else
-// govhost-hook beside this executable, else this executable's hook command.
+// govhost-hook beside this executable, else govhost-hook on PATH (where
+// `make install` puts it), else this executable's hook command.
 func hookCommand(binary string) ([]string, error) {
 	if binary != "" {
 		abs, err := filepath.Abs(binary)
@@ -140,6 +142,11 @@ func hookCommand(binary string) ([]string, error) {
 	}
 	if side := filepath.Join(filepath.Dir(self), "govhost-hook"); fileExists(side) {
 		return []string{side}, nil
+	}
+	if onPath, err := exec.LookPath("govhost-hook"); err == nil {
+		if abs, err := filepath.Abs(onPath); err == nil {
+			return []string{abs}, nil
+		}
 	}
 	return []string{self, "hook"}, nil
 }

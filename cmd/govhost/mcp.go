@@ -14,10 +14,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 

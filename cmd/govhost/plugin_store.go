@@ -13,9 +13,9 @@ import (
 
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 

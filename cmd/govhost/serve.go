@@ -15,9 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/console"
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/server"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 
@@ -32,6 +33,10 @@ type serveOptions struct {
 	permitLease                             time.Duration
 	hookApproval                            string
 	hookAllow                               bool
+	// The console (issue 24).
+	console                 bool
+	notifyURL, notifyFormat string
+	approvalTimeout         time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -63,6 +68,10 @@ their evidence is written before the stores close.`,
 	f.Int64Var(&o.maxModuleBody, "max-module-body", api.MaxModuleBytes, "body limit in bytes of a gate module upload, POST /v1/modules (a Go-built gate is about 3.5 MB)")
 	f.DurationVar(&o.permitLease, "permit-lease", 0, "how long a permit waits for its completion (default 10m)")
 	f.StringVar(&o.hookApproval, "hook-approval", string(hooks.ApprovalAsk), "a coding agent's call that needs approval: ask (the agent's own prompt) or hold (the approval broker); agents that cannot ask are always held")
+	f.BoolVar(&o.console, "console", true, "serve the web console at /ui (sign in with the one-time login link printed at start)")
+	f.StringVar(&o.notifyURL, "notify", "", "POST each call that waits for approval to this webhook URL, with signed approve / deny links (15 min, single use)")
+	f.StringVar(&o.notifyFormat, "notify-format", "json", "the webhook body: json (generic) or slack (an incoming-webhook message)")
+	f.DurationVar(&o.approvalTimeout, "approval-timeout", 10*time.Minute, "how long a held call waits for an approver; then it is denied, recorded as decided by system/timeout")
 	f.BoolVar(&o.hookAllow, "hook-allow", false, "answer an allowed coding-agent call with the agent's allow instead of no opinion ({}: the agent's own permission rules still apply)")
 	return c
 }
@@ -90,13 +99,24 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		log.Warn("listening beyond loopback: every client that reaches this address and holds the token can govern", slog.String("addr", ln.Addr().String()))
 	}
 
-	eng, err := openEngine(ctx, o.data)
+	// Every load of a module from outside is answered before the write
+	// timeout cuts the connection (server.LoadTimeout).
+	opts := engineOptions(ctx, o.data)
+	hostCfg := opts.Host.WithLoadTimeout(server.LoadTimeout)
+	opts.Host = &hostCfg
+	eng, err := openEngineWith(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer eng.Close(context.WithoutCancel(ctx))
 	metrics := server.NewMetrics()
-	svc, err := service.New(eng, service.Options{PermitLease: o.permitLease, Observer: metrics, Logger: log,
+	if o.approvalTimeout <= 0 {
+		return usageErrorf("--approval-timeout must be positive")
+	}
+	if o.notifyURL != "" && !o.console {
+		return usageErrorf("--notify needs the console (its links open a confirmation page in it)")
+	}
+	svc, err := service.New(eng, service.Options{PermitLease: o.permitLease, Observer: metrics, Logger: log, ApprovalTimeout: o.approvalTimeout,
 		HookApproval: hooks.ApprovalMode(o.hookApproval), HookExplicitAllow: o.hookAllow})
 	if err != nil {
 		return err
@@ -107,7 +127,19 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return invalidError(fmt.Errorf("policy: %w", err))
 	}
-	srv, err := server.New(server.Config{Service: svc, Token: token, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log})
+	base := "http://" + ln.Addr().String()
+	var ui *console.Console
+	if o.console {
+		if ui, err = console.New(console.Config{Service: svc, BaseURL: base, NotifyURL: o.notifyURL, NotifyFormat: o.notifyFormat, Logger: log}); err != nil {
+			return usageError(err)
+		}
+		defer ui.Close()
+	}
+	cfg := server.Config{Service: svc, Token: token, MaxBody: o.maxBody, MaxModuleBody: o.maxModuleBody, Metrics: metrics, Logger: log}
+	if ui != nil {
+		cfg.Console = ui
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -120,7 +152,6 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		return invalidError(fmt.Errorf("loading the gates of %s@%s: %w", pol.PolicyID, pol.Version, err))
 	}
 
-	base := "http://" + ln.Addr().String()
 	how := "installed now"
 	if !installed {
 		how = "already active"
@@ -132,6 +163,9 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "govhost serve: listening on %s (data %s)\n", base, o.data)
 	fmt.Fprintf(stdout, "policy: %s@%s digest %s (%s)\n", pol.PolicyID, pol.Version, pol.Digest, how)
 	fmt.Fprintf(stdout, "token: %s%s\n", tokenFile, tokenNote)
+	if ui != nil {
+		fmt.Fprintf(stdout, "console: %s (one-time login link, expires in %s)\n", ui.LoginLink(), console.DefaultLoginTTL)
+	}
 	fmt.Fprintf(stdout, "try: curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s/v1/tasks\n", tokenFile, base)
 	srv.SetReady()
 	log.Info("serving", slog.String("addr", base), slog.String("policy", pol.PolicyID.String()+"@"+pol.Version))

@@ -69,8 +69,8 @@ func cfgErr(field string, err error) error { return &ConfigError{Field: field, E
 // fieldsByKind lists the fields each kind takes, besides "kind" and "home".
 var fieldsByKind = map[string][]string{
 	KindGuardPaths: {"allowed_paths", "denied_paths", "refuse_symlinks"},
-	KindWorkspace:  {"root", "allowed_operations"},
-	KindPathScope:  {"paths", "allowed_operations"},
+	KindWorkspace:  {"root", "allowed_operations", "checked_operations"},
+	KindPathScope:  {"paths", "allowed_operations", "checked_operations"},
 	KindVirtual:    {"mounts", "roots", "cwd", "allowed_operations"},
 }
 
@@ -89,6 +89,10 @@ type config struct {
 	// workspace (roots[0]) and path_scope (scopes)
 	scopes []string
 	ops    opSet // nil: AgentLane's allowed_operations=None
+	// checked, when set, limits the gate to these operations: any other
+	// call (and a call whose operation is neither given nor inferable) is
+	// allowed with ReasonNotChecked before any other check.
+	checked opSet
 
 	// virtual holds the "virtual" kind's namespace.
 	virtual *virtualConfig
@@ -268,6 +272,20 @@ func (c *config) parseGuardPaths(fields map[string]json.RawMessage) error {
 }
 
 func (c *config) parseOps(fields map[string]json.RawMessage) error {
+	checked, present, err := decodeStrings(fields, "checked_operations")
+	if err != nil {
+		return err
+	}
+	if present {
+		c.checked = opSet{}
+		for i, s := range checked {
+			op, ok := parseOp(s)
+			if !ok {
+				return cfgErr(fmt.Sprintf("checked_operations[%d]", i), fmt.Errorf("%w %q", ErrUnknownOperation, s))
+			}
+			c.checked[op] = true
+		}
+	}
 	list, present, err := decodeStrings(fields, "allowed_operations")
 	if err != nil || !present {
 		return err

@@ -30,8 +30,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 )
 
 // Error is a refusal by the server: its HTTP status and stable code.

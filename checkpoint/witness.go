@@ -29,7 +29,7 @@ import (
 // POST /add-checkpoint, body:
 //
 //	old <size>\n
-//	<proof line>\n ...         (the records old .. size-1; none when old is 0 or equal)
+//	<proof line>\n ...         (the records old .. size-1; none when old equals size)
 //	\n
 //	<the signed checkpoint note>
 //

@@ -172,8 +172,10 @@ func newCertCheckpointCmd() *cobra.Command {
 		Use:   "checkpoint --chain ID [--checkpoint-log PATH]",
 		Short: "Sign a checkpoint of a chain's current head",
 		Long: `checkpoint signs (origin, size, head) of a chain's current head with the data
-directory's key, prints the signed note and, with --checkpoint-log, appends it to
-the operator's log outside the data directory.`,
+directory's key, prints the signed note, appends it to the data directory's own
+checkpoint log (<data>/checkpoints/) and, with --checkpoint-log, to the operator's
+log outside the data directory. govhost already signs every task's head when the
+task closes, and every open chain's head when serve stops.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := uuid.Parse(chain)
 			if err != nil {

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,4 +97,44 @@ func TestWitness_CosignsExtensionsRefusesForkAndRollback(t *testing.T) {
 	state, err := os.ReadFile(filepath.Join(wdir, "state.json"))
 	require.NoError(t, err)
 	require.Contains(t, string(state), real.Certificate.EvidenceChainHead)
+}
+
+// TestWitnessServe_AsItsOwnProcess: `govhost witness serve` runs as a
+// process of its own (own directory, own key), and `cert cosign` against
+// it gives a bundle that `cert verify --witness` accepts; SIGTERM stops it
+// with exit 0.
+func TestWitnessServe_AsItsOwnProcess(t *testing.T) {
+	data, good := goodBundle(t)
+	_, vkey, _ := runCLI(t, "", "cert", "key", "show", "--data", data)
+	wdir := filepath.Join(t.TempDir(), "witness")
+	args, _ := json.Marshal([]string{"witness", "serve", "--dir", wdir, "--log-key", strings.TrimSpace(vkey), "--addr", "127.0.0.1:0"})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args))
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	sc := bufio.NewScanner(out)
+	url, wkey := "", ""
+	for (url == "" || wkey == "") && sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "govhost witness: listening on "); ok {
+			url = rest
+		}
+		if rest, ok := strings.CutPrefix(sc.Text(), "govhost witness: key "); ok {
+			wkey = rest
+		}
+	}
+	require.NotEmpty(t, url)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	code, _, stderr := runCLI(t, "", "cert", "cosign", good, "--witness-url", url)
+	require.Equal(t, exitOK, code, stderr)
+	rep := verifyReport(t, exitOK, good, "--key", strings.TrimSpace(vkey), "--witness", wkey)
+	require.EqualValues(t, 1, rep["cosignatures"])
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait())
 }

@@ -236,9 +236,14 @@ func (s *sequence) deniedBeforeGates(applicable []governance.ExecutableGateBindi
 	return nil
 }
 
-// ReasonNoGateBinding is the OPERATION_DENIED reason of a tool no binding
-// applies to (the controller's ReasonNoGateBinding).
-const ReasonNoGateBinding = "policy.no_gate_binding"
+// OPERATION_DENIED reasons the rules know (the controller's): a tool no
+// binding applies to; an operation whose gates had not decided when the
+// process running them stopped (ended by the resumed task, after its
+// POLICY_BOUND and start, with no gate record).
+const (
+	ReasonNoGateBinding = "policy.no_gate_binding"
+	ReasonInterrupted   = "controller.interrupted"
+)
 
 // expect consumes the next gate record as binding b's in phase, and says
 // whether it blocked the operation (which then must end there, denied by
@@ -341,7 +346,8 @@ func (c *checker) excused(at int, g governance.GateEvaluatedPayload, tool, actor
 // succeeded — so every operation that reached its gates (any gate record,
 // a callable terminal, or a denial for no binding) has one — naming the
 // operation's tool and the snapshot's number of bindings; an operation
-// denied because its pin failed has none.
+// denied because its pin failed has none; one interrupted before its
+// gates decided may have it.
 func (c *checker) policyBound(id uuid.UUID, o *op, tool string) error {
 	if len(o.bound) > 1 {
 		return refuse(governance.RuleTerminal, "", c.recs[o.bound[1]].RecordID.String(), fmt.Sprintf("operation %s has %d POLICY_BOUND records, want at most 1", id, len(o.bound)))
@@ -361,7 +367,7 @@ func (c *checker) policyBound(id uuid.UUID, o *op, tool string) error {
 	t, _ := p.str("tool_id")
 	n, _ := p.m["gate_count"].(json.Number)
 	switch {
-	case !pinned:
+	case !pinned && reason != ReasonInterrupted:
 		return refuse(governance.RuleTerminal, "", c.recs[b].RecordID.String(), fmt.Sprintf("operation %s has a POLICY_BOUND but was denied before its policy was bound (%s)", id, reason))
 	case b > o.started:
 		return refuse(governance.RuleTerminal, "", c.recs[b].RecordID.String(), fmt.Sprintf("operation %s has its POLICY_BOUND after its start", id))

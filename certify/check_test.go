@@ -61,6 +61,26 @@ func TestCheck_Refuses(t *testing.T) {
 			require.NoError(t, err)
 			ev.Policy = &other
 		}, rule: governance.RulePolicy, code: governance.MissingPolicy},
+		"policy bound duplicated": {mutate: func(t *testing.T, _ *task, ev *certify.Evidence) {
+			i := indexOf(ev.Records, governance.PolicyBound, 0)
+			dup := ev.Records[i]
+			dup.RecordID = uuid.New()
+			ev.Records, ev.ExpectedHead = rechain(t, append(append(ev.Records[:i+1:i+1], dup), ev.Records[i+1:]...))
+		}, rule: governance.RuleTerminal},
+		"policy bound removed": {mutate: func(t *testing.T, _ *task, ev *certify.Evidence) {
+			i := indexOf(ev.Records, governance.PolicyBound, 0)
+			ev.Records, ev.ExpectedHead = rechain(t, append(ev.Records[:i:i], ev.Records[i+1:]...))
+		}, rule: governance.RuleTerminal},
+		"policy bound of an operation that never started": {mutate: func(t *testing.T, _ *task, ev *certify.Evidence) {
+			i := indexOf(ev.Records, governance.PolicyBound, 0)
+			stray := ev.Records[i]
+			stray.RecordID, stray.OperationID = uuid.New(), uuid.NullUUID{UUID: uuid.New(), Valid: true}
+			ev.Records, ev.ExpectedHead = rechain(t, append(append(ev.Records[:i+1:i+1], stray), ev.Records[i+1:]...))
+		}, rule: governance.RuleTerminal},
+		"policy bound counts other bindings": {mutate: func(t *testing.T, _ *task, ev *certify.Evidence) {
+			setPayload(t, &ev.Records[indexOf(ev.Records, governance.PolicyBound, 0)], func(m map[string]any) { m["gate_count"] = 7 })
+			ev.Records, ev.ExpectedHead = rechain(t, ev.Records)
+		}, rule: governance.RuleOperationPolicy},
 		"missing terminal": {mutate: func(t *testing.T, _ *task, ev *certify.Evidence) {
 			i := indexOf(ev.Records, governance.CallableFailed, 0)
 			ev.Records, ev.ExpectedHead = rechain(t, append(ev.Records[:i:i], ev.Records[i+1:]...))

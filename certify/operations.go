@@ -1,7 +1,9 @@
 package certify
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 
@@ -10,7 +12,8 @@ import (
 
 // op is what one operation's records say, as indexes into the chain.
 type op struct {
-	started   int // OPERATION_STARTED, -1 if none
+	bound     []int // POLICY_BOUND
+	started   int   // OPERATION_STARTED, -1 if none
 	terminals []int
 	gates     []int // GATE_EVALUATED, in chain order
 }
@@ -32,6 +35,9 @@ func (c *checker) operations() error {
 	}
 	for i, r := range c.recs {
 		switch r.RecordType {
+		case governance.PolicyBound:
+			o := get(r.OperationID.UUID)
+			o.bound = append(o.bound, i)
 		case governance.OperationStarted:
 			o := get(r.OperationID.UUID)
 			if o.started >= 0 {
@@ -73,8 +79,11 @@ func isCallable(t governance.EvidenceType) bool {
 func (c *checker) operation(id uuid.UUID, o *op) error {
 	if o.started < 0 {
 		at := o.gates
-		if len(o.terminals) > 0 {
+		switch {
+		case len(o.terminals) > 0:
 			at = o.terminals
+		case len(o.bound) > 0:
+			at = o.bound
 		}
 		return refuse(governance.RuleTerminal, "", c.recs[at[0]].RecordID.String(), fmt.Sprintf("records of operation %s that never started", id))
 	}
@@ -110,6 +119,9 @@ func (c *checker) operation(id uuid.UUID, o *op) error {
 		if g < o.started || g > term {
 			return refuse(governance.RuleGateCoverage, "", c.recs[g].RecordID.String(), fmt.Sprintf("gate record of operation %s outside the operation", id))
 		}
+	}
+	if err := c.policyBound(id, o, tool); err != nil {
+		return err
 	}
 	args, _ := start.str("argument_digest")
 	s := sequence{c: c, id: id, o: o, term: term, tool: tool, actor: actorOf(start), args: args}
@@ -224,9 +236,14 @@ func (s *sequence) deniedBeforeGates(applicable []governance.ExecutableGateBindi
 	return nil
 }
 
-// ReasonNoGateBinding is the OPERATION_DENIED reason of a tool no binding
-// applies to (the controller's ReasonNoGateBinding).
-const ReasonNoGateBinding = "policy.no_gate_binding"
+// OPERATION_DENIED reasons the rules know (the controller's): a tool no
+// binding applies to; an operation whose gates had not decided when the
+// process running them stopped (ended by the resumed task, after its
+// POLICY_BOUND and start, with no gate record).
+const (
+	ReasonNoGateBinding = "policy.no_gate_binding"
+	ReasonInterrupted   = "controller.interrupted"
+)
 
 // expect consumes the next gate record as binding b's in phase, and says
 // whether it blocked the operation (which then must end there, denied by
@@ -322,4 +339,42 @@ func (c *checker) excused(at int, g governance.GateEvaluatedPayload, tool, actor
 		return nil
 	}
 	return fail("deny excused by grant " + grantID + ", which is not recorded before it")
+}
+
+// policyBound checks an operation's POLICY_BOUND: the controller writes
+// exactly one, just before OPERATION_STARTED, once the policy pin
+// succeeded — so every operation that reached its gates (any gate record,
+// a callable terminal, or a denial for no binding) has one — naming the
+// operation's tool and the snapshot's number of bindings; an operation
+// denied because its pin failed has none; one interrupted before its
+// gates decided may have it.
+func (c *checker) policyBound(id uuid.UUID, o *op, tool string) error {
+	if len(o.bound) > 1 {
+		return refuse(governance.RuleTerminal, "", c.recs[o.bound[1]].RecordID.String(), fmt.Sprintf("operation %s has %d POLICY_BOUND records, want at most 1", id, len(o.bound)))
+	}
+	term := o.terminals[0]
+	gateID, _ := c.payloads[term].str("gate_id")
+	reason, _ := c.payloads[term].str("reason_code")
+	pinned := len(o.gates) > 0 || isCallable(c.recs[term].RecordType) || gateID != "" || reason == ReasonNoGateBinding
+	if len(o.bound) == 0 {
+		if pinned {
+			return refuse(governance.RuleTerminal, "", c.recs[o.started].RecordID.String(), fmt.Sprintf("operation %s reached its gates without a POLICY_BOUND", id))
+		}
+		return nil
+	}
+	b := o.bound[0]
+	p := c.payloads[b]
+	t, _ := p.str("tool_id")
+	n, _ := p.m["gate_count"].(json.Number)
+	switch {
+	case !pinned && reason != ReasonInterrupted:
+		return refuse(governance.RuleTerminal, "", c.recs[b].RecordID.String(), fmt.Sprintf("operation %s has a POLICY_BOUND but was denied before its policy was bound (%s)", id, reason))
+	case b > o.started:
+		return refuse(governance.RuleTerminal, "", c.recs[b].RecordID.String(), fmt.Sprintf("operation %s has its POLICY_BOUND after its start", id))
+	case t != tool:
+		return refuse(governance.RuleTerminal, "", c.recs[b].RecordID.String(), fmt.Sprintf("operation %s: POLICY_BOUND names tool %q, the operation ran %q", id, t, tool))
+	case string(n) != strconv.Itoa(c.snap.NumGateBindings()):
+		return refuse(governance.RuleOperationPolicy, "", c.recs[b].RecordID.String(), fmt.Sprintf("operation %s: POLICY_BOUND counts %s bindings, the policy has %d", id, n, c.snap.NumGateBindings()))
+	}
+	return nil
 }

@@ -15,6 +15,11 @@ type VerifyOptions struct {
 	// Keys are the verifier keys (checkpoint.Keyring.VerifierKey) the
 	// verifier trusts. With none, the bundle is checked but unauthenticated.
 	Keys []string
+	// Witnesses are witness verifier keys (checkpoint.WitnessKey's) and
+	// MinCosignatures how many distinct ones must have cosigned the
+	// bundle's checkpoint (0: cosignatures are counted, not required).
+	Witnesses       []string
+	MinCosignatures int
 	// Later are signed checkpoints from the operator's log (any chain):
 	// those of the bundle's chain must agree with it, so a chain truncated
 	// or rolled back to an earlier valid head is caught.
@@ -46,6 +51,10 @@ type Report struct {
 	CheckpointHead *string `json:"checkpoint_head"`
 	// SignedBy names the trusted key ("name+hash") that signed it.
 	SignedBy *string `json:"signed_by"`
+	// Cosignatures counts the given witness keys that validly cosigned the
+	// bundle's checkpoint; CosignaturesRequired is MinCosignatures.
+	Cosignatures         int `json:"cosignatures"`
+	CosignaturesRequired int `json:"cosignatures_required"`
 	// LaterCheckpoints counts the operator's checkpoints of this chain the
 	// bundle was checked against.
 	LaterCheckpoints int `json:"later_checkpoints"`
@@ -97,6 +106,13 @@ func Verify(b Bundle, opts VerifyOptions) Report {
 			rep.CheckpointSize, rep.CheckpointHead = &size, &head
 		}
 	}
+	rep.CosignaturesRequired = opts.MinCosignatures
+	var cosigned []string
+	var cosignErr error
+	if b.Checkpoint != nil && len(opts.Witnesses) > 0 {
+		cosigned, cosignErr = checkpoint.Cosigned(b.Checkpoint, opts.Witnesses)
+		rep.Cosignatures = len(cosigned)
+	}
 	fail := func(err error) Report {
 		var ce *governance.CertificateError
 		if !errors.As(err, &ce) {
@@ -143,6 +159,12 @@ func Verify(b Bundle, opts VerifyOptions) Report {
 	}
 	if err := checkCheckpoints(&rep, b, signed, cpErr, boundary.ChainID, opts); err != nil {
 		return fail(err)
+	}
+	switch {
+	case cosignErr != nil:
+		return fail(refuse(governance.RuleWitness, "", "", cosignErr.Error()))
+	case len(cosigned) < opts.MinCosignatures:
+		return fail(refuse(governance.RuleWitness, "", "", fmt.Sprintf("%d of the given witnesses cosigned the checkpoint, %d required", len(cosigned), opts.MinCosignatures)))
 	}
 	rep.Valid = true
 	return rep

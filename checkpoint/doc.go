@@ -11,6 +11,13 @@
 // of a linear hash chain, not an RFC 6962 Merkle root: a tlog verifier
 // must not read it as one. The package also owns the data directory's
 // signing keys (Keyring: created on first use, private key 0600, rotation
-// keeps old public keys) and the operator's external checkpoint log (a
-// file of concatenated notes, or a directory of one file per checkpoint).
+// keeps old public keys), the operator's external checkpoint log (a file
+// of concatenated notes, or a directory of one file per checkpoint), and
+// the witness side of C2SP tlog-witness: cosignature/v1 keys and
+// cosignatures (cosignature.go) and a witness that cosigns only
+// checkpoints extending what it cosigned before (witness.go; the
+// consistency proof of a hash chain is checked by a caller-supplied
+// function, certify.Consistency, since this package knows no records).
+// Every note is read as a C2SP signed note, strictly, with or without a
+// key. The formats: docs/evidence-format.md.
 package checkpoint

@@ -171,6 +171,7 @@ func (t *Task) replay(recs []governance.EvidenceRecord) ([]unfinished, error) {
 			Task      string `json:"task_boundary_id"`
 			Tool      string `json:"tool_id"`
 			Digest    string `json:"argument_digest"`
+			Output    string `json:"output_argument_digest"`
 			ActorKind string `json:"actor_kind"`
 			ActorID   string `json:"actor_id"`
 		}
@@ -194,6 +195,9 @@ func (t *Task) replay(recs []governance.EvidenceRecord) ([]unfinished, error) {
 		case governance.GateEvaluated:
 			if s := ops[op]; s != nil {
 				s.gated = true
+				if p.Output != "" { // a transform's arguments are the ones the permit carried
+					s.argDigest = p.Output
+				}
 			}
 		case governance.OperationDenied, governance.CallableFailed:
 			if s := ops[op]; s != nil {

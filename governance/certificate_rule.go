@@ -61,4 +61,7 @@ const (
 	// RuleCheckpoint: a signed checkpoint does not verify or contradicts the
 	// chain (truncation, rollback, fork).
 	RuleCheckpoint CertificateRule = "checkpoint"
+	// RuleWitness: the bundle's checkpoint carries fewer valid cosignatures
+	// of the given witness keys than required, or one that does not verify.
+	RuleWitness CertificateRule = "witness"
 )

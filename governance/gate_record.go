@@ -251,10 +251,12 @@ func parseGateApproval(m map[string]any) (*GateApproval, error) {
 	if hasKind {
 		k, ok1 := kind.(string)
 		i, ok2 := id.(string)
-		r := ActorRef{Kind: k, ID: i}
-		if !ok1 || !ok2 || r.Validate() != nil {
-			return fail("approver_kind", "must name a valid actor")
+		if !ok1 || !ok2 {
+			return fail("approver_kind", "approver_kind and approver_id must be strings")
 		}
+		// NB: not ActorRef.Validate: an approver is recorded as the front
+		// end named it (an agent prompt's approver may have no name).
+		r := ActorRef{Kind: k, ID: i}
 		a.Approver = &r
 	}
 	return &a, nil

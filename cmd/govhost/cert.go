@@ -18,7 +18,7 @@ import (
 func init() {
 	register("", func() *cobra.Command {
 		return newGroupCmd("cert", "Bundle, verify and sign task certificates",
-			newCertBundleCmd(), newCertVerifyCmd(), newCertCheckpointCmd(),
+			newCertBundleCmd(), newCertVerifyCmd(), newCertCheckpointCmd(), newCertCosignCmd(),
 			newGroupCmd("key", "The data directory's checkpoint signing key", newKeyShowCmd(), newKeyRotateCmd()))
 	})
 }
@@ -95,10 +95,11 @@ func taskBundle(cmd *cobra.Command, to target, task uuid.UUID) (certify.Bundle, 
 
 func newCertVerifyCmd() *cobra.Command {
 	var parts certify.Parts
-	var keys []string
+	var keys, witnesses []string
+	var minCosigs int
 	var logs []string
 	c := &cobra.Command{
-		Use:   "verify (BUNDLE | --cert F --chain F --policy F [--checkpoint F]) [--key VKEY]... [--checkpoints LOG]...",
+		Use:   "verify (BUNDLE | --cert F --chain F --policy F [--checkpoint F]) [--key VKEY]... [--witness WKEY]... [--witnesses N] [--checkpoints LOG]...",
 		Short: "Verify a certificate bundle offline, printing which rule fails",
 		Long: `verify re-derives everything a certificate claims from the bundle alone: the chain
 against the certificate's head, the policy digest recomputed, TASK_CLOSED at the
@@ -108,6 +109,9 @@ verifier key, as 'govhost cert key show' prints; repeatable) the bundle's
 checkpoint must be signed by one of them; without, the report says the bundle is
 unauthenticated. --checkpoints (a checkpoint log file or directory; repeatable)
 adds later checkpoints of the chain, which catch a chain truncated or rolled back.
+--witness (a witness verifier key, 'govhost witness key'; repeatable) counts the
+witnesses that cosigned the checkpoint ('govhost cert cosign'); --witnesses N
+requires N of them (default 1 when a --witness is given).
 It prints a JSON report: exit 0 valid, 1 invalid (rule, failure_code, reason), 2
 an unreadable or malformed bundle (with the file, line and field): a file over its
 size limit, JSON that is not exactly the format (unknown or repeated keys at any
@@ -136,6 +140,17 @@ earlier rule failed. The format and every rule: docs/evidence-format.md.`,
 					return usageError(err)
 				}
 			}
+			for _, k := range witnesses {
+				if err := checkpoint.CheckWitnessKey(k); err != nil {
+					return usageError(err)
+				}
+			}
+			if !cmd.Flags().Changed("witnesses") && len(witnesses) > 0 {
+				minCosigs = 1
+			}
+			if minCosigs < 0 || minCosigs > len(witnesses) {
+				return usageErrorf("--witnesses %d needs at least that many --witness keys", minCosigs)
+			}
 			b, err := certify.ReadBundle(parts)
 			if err != nil {
 				return usageError(err)
@@ -148,7 +163,7 @@ earlier rule failed. The format and every rule: docs/evidence-format.md.`,
 				}
 				later = append(later, notes...)
 			}
-			rep := certify.Verify(b, certify.VerifyOptions{Keys: keys, Later: later})
+			rep := certify.Verify(b, certify.VerifyOptions{Keys: keys, Later: later, Witnesses: witnesses, MinCosignatures: minCosigs})
 			text, _ := json.Marshal(rep)
 			fmt.Fprintln(cmd.OutOrStdout(), string(text))
 			if !rep.Valid {
@@ -162,6 +177,8 @@ earlier rule failed. The format and every rule: docs/evidence-format.md.`,
 	c.Flags().StringVar(&parts.Policy, "policy", "", "policy snapshot JSON (govhost policy show)")
 	c.Flags().StringVar(&parts.Checkpoint, "checkpoint", "", "signed checkpoint of the certificate's head")
 	c.Flags().StringArrayVar(&keys, "key", nil, "trusted verifier key (name+hash+base64); repeatable")
+	c.Flags().StringArrayVar(&witnesses, "witness", nil, "witness verifier key (name+hash+base64) whose cosignature counts; repeatable")
+	c.Flags().IntVar(&minCosigs, "witnesses", 0, "cosignatures of distinct --witness keys required (default 1 with --witness)")
 	c.Flags().StringArrayVar(&logs, "checkpoints", nil, "checkpoint log (file or directory) with later checkpoints; repeatable")
 	return c
 }
@@ -173,9 +190,11 @@ func newCertCheckpointCmd() *cobra.Command {
 		Use:   "checkpoint --chain ID [--checkpoint-log PATH]",
 		Short: "Sign a checkpoint of a chain's current head",
 		Long: `checkpoint signs (origin, size, head) of a chain's current head with the data
-directory's key, prints the signed note and, with --checkpoint-log, appends it to
-the operator's log outside the data directory. While govhost serve holds the data
-directory, it signs (POST /v1/checkpoints, the operator token).`,
+directory's key, prints the signed note, appends it to the data directory's own
+checkpoint log (<data>/checkpoints/) and, with --checkpoint-log, to the operator's
+log outside the data directory. While govhost serve holds the data directory, it
+signs (POST /v1/checkpoints, the operator token). govhost already signs every
+task's head when the task closes, and every open chain's head when serve stops.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := uuid.Parse(chain)
 			if err != nil {

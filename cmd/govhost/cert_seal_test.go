@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,18 @@ func TestServe_ClosedTaskIsSealedWithoutAsking(t *testing.T) {
 	rep := verifyReport(t, exitOK, kept, "--key", strings.TrimSpace(vkey), "--checkpoints", log)
 	require.Equal(t, true, rep["authenticated"])
 	require.Equal(t, closed.Head, rep["evidence_chain_head"])
+
+	// A witness cosigns the kept bundle; --witnesses 1 then passes.
+	w, err := newWitness(filepath.Join(t.TempDir(), "witness"), "serve-witness", []string{strings.TrimSpace(vkey)})
+	require.NoError(t, err)
+	ws := httptest.NewServer(w.Handler())
+	defer ws.Close()
+	cosigned := filepath.Join(t.TempDir(), "cosigned")
+	require.NoError(t, os.CopyFS(cosigned, os.DirFS(kept)))
+	code, _, stderr = runCLI(t, "", "cert", "cosign", cosigned, "--witness-url", ws.URL)
+	require.Equal(t, exitOK, code, stderr)
+	rep = verifyReport(t, exitOK, cosigned, "--key", strings.TrimSpace(vkey), "--witness", w.Key.VerifierKey(), "--witnesses", "1")
+	require.EqualValues(t, 1, rep["cosignatures"])
 
 	// An open task at shutdown: its head is checkpointed.
 	open, err := s.client.OpenTask(ctx, api.OpenTaskRequest{})

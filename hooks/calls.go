@@ -22,11 +22,11 @@ const (
 func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	calls, err := d.Request(ev, s.cfg.Facts)
 	if err != nil {
-		return refused(http.StatusBadRequest, "hook.untranslatable", err, ev)
+		return refused("hook.untranslatable", err, ev)
 	}
 	sess, err := s.open(ctx, ev)
 	if err != nil {
-		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+		return refused("hook.task_open_failed", err, ev)
 	}
 	key := agents.CorrelationKey(ev)
 	if err := sess.pending.Claim(key); err != nil {
@@ -53,7 +53,7 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 				}
 				return s.verdict(d, ev, agents.Verdict{Decision: agents.Deny, ReasonCode: denied.ReasonCode, Message: msg})
 			}
-			return refused(http.StatusInternalServerError, "hook.authorize_failed", err, ev)
+			return refused("hook.authorize_failed", err, ev)
 		}
 		permits = append(permits, p)
 		if rewritten(call, p) {
@@ -102,11 +102,11 @@ func (s *Service) abandon(ctx context.Context, sess *session, permits []controll
 func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	sess := s.current(ev)
 	if sess == nil {
-		return refused(http.StatusConflict, "hook.no_pending_call", agents.ErrNoPending, ev)
+		return refused("hook.no_pending_call", agents.ErrNoPending, ev)
 	}
 	permits, err := sess.pending.Take(agents.CorrelationKey(ev))
 	if err != nil {
-		return refused(http.StatusConflict, "hook.no_pending_call", err, ev)
+		return refused("hook.no_pending_call", err, ev)
 	}
 	out := controller.Outcome{ResultDigest: agents.ResponseDigest(ev)}
 	if ev.Kind != agents.KindPostTool {
@@ -118,9 +118,9 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 		if err := s.cfg.Controller.Complete(ctx, p.ID, o); err != nil {
 			var pe *controller.PermitError
 			if errors.As(err, &pe) {
-				return refused(http.StatusConflict, "hook.permit_refused", err, ev)
+				return refused("hook.permit_refused", err, ev)
 			}
-			return refused(http.StatusInternalServerError, "hook.complete_failed", err, ev)
+			return refused("hook.complete_failed", err, ev)
 		}
 	}
 	return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
@@ -143,7 +143,7 @@ func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 	}
 	boundary, err := sess.task.Close(ctx)
 	if err != nil {
-		return refused(http.StatusInternalServerError, "hook.task_close_failed", err, ev)
+		return refused("hook.task_close_failed", err, ev)
 	}
 	ended.Boundary = boundary
 	if s.cfg.Certify != nil {

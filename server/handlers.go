@@ -13,7 +13,6 @@ import (
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/service"
 )
 
@@ -52,15 +51,8 @@ var routes = []route{
 	{method: "POST", pattern: "/v1/checkpoints", role: roleOperator, handle: (*Server).signCheckpoint},
 	{method: "POST", pattern: "/v1/tasks/{task_id}/exceptions", role: roleOperator, handle: (*Server).grantException},
 	{method: "POST", pattern: "/v1/tasks/{task_id}/break-glass", role: roleOperator, handle: (*Server).breakGlass},
-	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, bodyLimit: func(*Server) int64 { return hooks.MaxBody }},
-	{method: "GET", pattern: "/v1/hooks/{agent}/sessions/{session_id}", handle: (*Server).hook},
-}
-
-// hook serves the coding agents' hooks (package hooks): the agent's own
-// answer body, the command hook's envelope, or a hook.* error body.
-func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
-	s.hooks.ServeHTTP(w, r)
-	return nil
+	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, bodyLimit: func(*Server) int64 { return api.MaxHookBody }},
+	{method: "GET", pattern: "/v1/hooks/{agent}/sessions/{session_id}", handle: (*Server).hookSession},
 }
 
 func pathID(r *http.Request, name string) (uuid.UUID, error) {

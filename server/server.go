@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/govhost/govhost/api"
-	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/internal/bearer"
 	"github.com/govhost/govhost/service"
 )
@@ -50,7 +49,6 @@ type Server struct {
 	log       *slog.Logger
 	ready     atomic.Bool
 	mux       *http.ServeMux
-	hooks     http.Handler
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
@@ -101,7 +99,6 @@ func New(cfg Config) (*Server, error) {
 		s.operator = &op
 	}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
-	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 	}

@@ -37,3 +37,13 @@ func (s *Service) certifyHook(ctx context.Context, b governance.ClosedTaskBounda
 	}
 	return c.Certificate, nil
 }
+
+// HookRefusalStatus is the HTTP status of every code a hook event is
+// refused with (hooks.RefusalStatus), for the server's code list.
+func HookRefusalStatus() map[string]int {
+	out := make(map[string]int, len(hooks.RefusalStatus))
+	for code, status := range hooks.RefusalStatus {
+		out[code] = status
+	}
+	return out
+}

@@ -39,8 +39,8 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 		askCtx, delegated = withAsk(ctx)
 	}
 	permits := make([]controller.Permit, 0, len(calls))
-	for _, call := range calls {
-		p, err := sess.task.Authorize(askCtx, call)
+	for _, r := range calls {
+		p, err := sess.task.Authorize(askCtx, callOf(r))
 		if err != nil {
 			s.abandon(ctx, sess, permits, "not_run")
 			var denied *governance.GovernanceDeniedError
@@ -56,7 +56,7 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 			return refused("hook.authorize_failed", err, ev)
 		}
 		permits = append(permits, p)
-		if rewritten(call, p) {
+		if p.Rewritten {
 			// A transform or an approver replaced the arguments; the agent
 			// would run its own. Refuse rather than run what was not
 			// governed.
@@ -80,10 +80,10 @@ func (s *Service) verdict(d *agents.Dialect, ev agents.Event, v agents.Verdict) 
 	return Result{Status: http.StatusOK, Answer: d.Answer(ev, v, agents.AnswerOptions{ExplicitAllow: s.cfg.ExplicitAllow}), Event: ev, Verdict: &v}
 }
 
-// rewritten reports a permit whose final arguments differ from the call's.
-func rewritten(call controller.Call, p controller.Permit) bool {
-	args, err := governance.ParseArguments(call.Arguments)
-	return err != nil || args.Digest != p.ArgumentDigest
+// callOf is the controller's call of an agent's request.
+func callOf(r agents.Request) controller.Call {
+	return controller.Call{Tool: r.Tool, Operation: r.Operation, Arguments: r.Arguments, Cwd: r.Cwd,
+		RunID: r.RunID, AgentName: r.AgentName, ToolCallID: r.ToolCallID, Metadata: r.Metadata}
 }
 
 // abandon completes, as failed with class, permits of calls that will not

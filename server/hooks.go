@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
@@ -18,15 +17,6 @@ func init() {
 	for code, status := range service.HookRefusalStatus() {
 		statusOf[code] = status
 	}
-}
-
-// hookAgent is the agent a hook path names; "claude-code" is Claude
-// Code's HTTP hook.
-func hookAgent(r *http.Request) agents.Agent {
-	if name := r.PathValue("agent"); name != "claude-code" {
-		return agents.Agent(name)
-	}
-	return agents.Claude
 }
 
 // hook answers one hook event of a coding agent (package hooks): the
@@ -43,7 +33,7 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 		}
 		return refuse(codeMalformedJSON, "reading the hook input: "+err.Error())
 	}
-	res := s.svc.Hooks().Handle(r.Context(), hookAgent(r), r.URL.Query().Get("event"), body)
+	res := s.svc.HandleHook(r.Context(), r.PathValue("agent"), r.URL.Query().Get("event"), body)
 	if res.Status != http.StatusOK {
 		msg := res.Code
 		if res.Err != nil {
@@ -67,17 +57,16 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 
 // hookSession says where an agent session's evidence and certificate are.
 func (s *Server) hookSession(w http.ResponseWriter, r *http.Request) error {
-	agent, id := hookAgent(r), r.PathValue("session_id")
-	hooks := s.svc.Hooks()
-	ended, ok := hooks.Session(agent, id)
-	if !ok {
-		if chain, open := hooks.ChainOf(agent, id); open {
-			writeJSON(w, http.StatusOK, api.HookSession{Agent: string(agent), SessionID: id, State: "open", ChainID: chain.String()})
-			return nil
-		}
-		return refuse("hook.unknown_session", "no session "+id+" of "+string(agent))
+	name, id := r.PathValue("agent"), r.PathValue("session_id")
+	agent, ended, chain, ok := s.svc.HookSession(name, id)
+	switch {
+	case !ok:
+		return refuse("hook.unknown_session", "no session "+id+" of "+name)
+	case ended == nil:
+		writeJSON(w, http.StatusOK, api.HookSession{Agent: agent, SessionID: id, State: "open", ChainID: chain.String()})
+	default:
+		writeJSON(w, http.StatusOK, api.HookSession{Agent: agent, SessionID: ended.SessionID, State: "ended", ChainID: chain.String(),
+			TaskID: ended.Boundary.TaskBoundaryID.String(), Certificate: ended.Certificate, CertifyError: ended.CertifyError, Unreported: ended.Unreported})
 	}
-	writeJSON(w, http.StatusOK, api.HookSession{Agent: string(agent), SessionID: ended.SessionID, State: "ended", ChainID: ended.Boundary.ChainID.String(),
-		TaskID: ended.Boundary.TaskBoundaryID.String(), Certificate: ended.Certificate, CertifyError: ended.CertifyError, Unreported: ended.Unreported})
 	return nil
 }

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 
+	"github.com/google/uuid"
+
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
@@ -16,6 +18,33 @@ const HookRole = "coding-agent"
 
 // Hooks runs the coding agents' sessions (POST /v1/hooks/{agent}).
 func (s *Service) Hooks() *hooks.Service { return s.hooks }
+
+// hookAgent is the agent a hook route names: "claude-code" is Claude
+// Code's HTTP hook, every other name is a dialect's.
+func hookAgent(name string) agents.Agent {
+	if name == "claude-code" {
+		return agents.Claude
+	}
+	return agents.Agent(name)
+}
+
+// HandleHook answers one hook event of the agent named name: body is the
+// agent's hook input, event names the event when the payload does not.
+func (s *Service) HandleHook(ctx context.Context, name, event string, body []byte) hooks.Result {
+	return s.hooks.Handle(ctx, hookAgent(name), event, body)
+}
+
+// HookSession says where an agent session is: ended (its task closed,
+// certified or not), or open with its chain; ok false for a session this
+// server does not know. agent is the dialect's name.
+func (s *Service) HookSession(name, sessionID string) (agent string, ended *hooks.Ended, chain uuid.UUID, ok bool) {
+	a := hookAgent(name)
+	if e, found := s.hooks.Session(a, sessionID); found {
+		return string(a), e, e.Boundary.ChainID, true
+	}
+	chain, open := s.hooks.ChainOf(a, sessionID)
+	return string(a), nil, chain, open
+}
 
 // hookTask pins a new agent session's task to the policy its labels
 // resolve to; the hooks service makes the session's cwd its workspace.

@@ -188,6 +188,9 @@ func checkAnswers(t *testing.T, d *agents.Dialect, ev agents.Event) {
 	} else {
 		require.False(t, u.Blocks)
 		require.Equal(t, 1, u.Exit, "a non-blocking error outside pre-tool events")
+		require.NotContains(t, u.Stderr, "blocked because", "it says what happened: nothing was blocked")
+		require.Regexp(t, "not blocked|nothing was blocked", u.Stderr)
+		require.Contains(t, u.Stderr, "connection refused")
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+
+	"github.com/govhost/govhost/abi"
 )
 
 // HostFacts answers what only the host can know. Stat reports whether an
@@ -244,14 +246,14 @@ func patchCalls(agent Agent, base Request, spec ToolSpec, input json.RawMessage,
 		c.Arguments = args.Bytes()
 		switch f.Action {
 		case PatchAdd, PatchMoveTo:
-			c.Tool = "write"
+			c.Tool = abi.ToolWrite
 			op, err := operation(writeTool, f.Path, cwd, facts)
 			if err != nil {
 				return nil, err
 			}
 			c.Operation = op
 		default:
-			c.Tool, c.Operation = "patch", opModifyFile
+			c.Tool, c.Operation = abi.ToolPatch, opModifyFile
 		}
 		calls = append(calls, c)
 	}

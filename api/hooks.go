@@ -6,9 +6,15 @@ import (
 	"github.com/govhost/govhost/governance"
 )
 
-// MaxHookBody bounds a hook input, POST /v1/hooks/{agent}: tool inputs
-// carry whole files (Write).
+// MaxHookBody bounds a hook input as read, POST /v1/hooks/{agent}:
+// post-tool events carry a tool's whole result (a Read of a large file).
+// The tool input inside a pre-tool event has its own, smaller bound, the
+// one every front end shares: abi.MaxArgumentsBytes (the controller denies
+// a larger call, request.too_large, before any gate runs).
 const MaxHookBody = 8 << 20
+
+// HookTooLargeMessage says that a hook input exceeds MaxHookBody.
+const HookTooLargeMessage = "hook input over 8 MiB"
 
 // HookCommandFormat is the query value (format=command) asking POST
 // /v1/hooks/{agent} for the command hook's HookEnvelope instead of the

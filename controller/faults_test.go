@@ -44,13 +44,14 @@ func (s *failingStore) AppendBatch(ctx context.Context, recs []governance.Eviden
 }
 
 // TestInvoke_EvidenceFailureAtEachStep fails the store at each append of
-// an allowed call (1: POLICY_BOUND+OPERATION_STARTED, 2: the GATE_EVALUATED
-// batch, 3: CALLABLE_COMPLETED) and of a denied and a failing call.
+// an allowed call (1: the pre-call batch, POLICY_BOUND, OPERATION_STARTED
+// and GATE_EVALUATED; 2: CALLABLE_COMPLETED) and of a denied and a failing
+// call.
 func TestInvoke_EvidenceFailureAtEachStep(t *testing.T) {
 	for _, c := range []struct {
 		failAt   int64
 		executed bool
-	}{{1, false}, {2, false}, {3, true}} {
+	}{{1, false}, {2, true}} {
 		store := &failingStore{Store: evidence.NewMemStore(), failAt: c.failAt}
 		e := newEnvWithStore(t, store, []binding{hard("g", answer(abi.DecisionAllow, "ok"))})
 		_, err := e.invoke("bash", `{"command":"ls"}`)
@@ -65,8 +66,8 @@ func TestInvoke_EvidenceFailureAtEachStep(t *testing.T) {
 		}
 	}
 
-	// A denial whose GATE_EVALUATED + OPERATION_DENIED batch cannot be written.
-	store := &failingStore{Store: evidence.NewMemStore(), failAt: 2}
+	// A denial whose pre-call batch (with OPERATION_DENIED) cannot be written.
+	store := &failingStore{Store: evidence.NewMemStore(), failAt: 1}
 	e := newEnvWithStore(t, store, []binding{hard("g", answer(abi.DecisionDeny, "no"))})
 	_, err := e.invoke("bash", `{}`)
 	var ge *governance.GovernanceEvidenceError
@@ -74,7 +75,7 @@ func TestInvoke_EvidenceFailureAtEachStep(t *testing.T) {
 	require.False(t, ge.CallExecuted)
 
 	// The callable fails and CALLABLE_FAILED cannot be written.
-	store = &failingStore{Store: evidence.NewMemStore(), failAt: 3}
+	store = &failingStore{Store: evidence.NewMemStore(), failAt: 2}
 	e = newEnvWithStore(t, store, []binding{hard("g", answer(abi.DecisionAllow, "ok"))})
 	toolErr := errors.New("tool broke")
 	require.NoError(t, e.m.Register(controller.Tool{ID: "fail", Fn: func(context.Context, map[string]any) (any, error) { return nil, toolErr }}))

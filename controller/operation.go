@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,8 +23,17 @@ type operation struct {
 	args governance.Arguments
 	// inputDigest is the digest of the caller's own arguments.
 	inputDigest string
-	// evaluated collects the GATE_EVALUATED records of this operation.
-	evaluated []recordSpec
+	// precall collects the records before the callable that are not yet
+	// applied (POLICY_BOUND, OPERATION_STARTED, GATE_EVALUATED, a denial),
+	// in precallInline while they fit (three gates and a denial do):
+	// authorize appends them in one synced batch, one commit for all.
+	precall       []recordSpec
+	precallInline [8]recordSpec
+	// recordCtx is the context records are written with (the caller's,
+	// without its cancellation); precallErr is a failed early application
+	// of precall (applyPrecall).
+	recordCtx  context.Context
+	precallErr error
 	// unsynced holds records applied but not yet durable (recordUnsynced):
 	// the next append makes them durable and projects them first.
 	unsynced []governance.EvidenceRecord
@@ -68,7 +78,8 @@ func (op *operation) opID() uuid.NullUUID {
 }
 
 func newOperation(c *InvocationController, call Call, opctx governance.OperationContext, t *Task) *operation {
-	op := &operation{c: c, call: call, ctx: opctx, task: t, approvedArgs: map[string]string{}}
+	op := &operation{c: c, call: call, ctx: opctx, task: t}
+	op.precall = op.precallInline[:0]
 	from := t
 	if from == nil {
 		from = c.openTask(opctx.TaskBoundaryID)
@@ -112,11 +123,23 @@ func (op *operation) recordUnsynced(ctx context.Context, specs ...recordSpec) er
 	apply := func() error {
 		recs, unsynced, err := op.c.appendRecordsUnsynced(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, specs)
 		if unsynced {
-			op.unsynced = recs
+			op.unsynced = append(op.unsynced, recs...)
 		}
 		return err
 	}
 	return op.whileTaskOpen(apply)
+}
+
+// applyPrecall applies the pre-call records collected so far without a
+// sync of their own (recordUnsynced): authorize's synced batch makes them
+// durable with the rest. A failure is kept in precallErr, which authorize
+// reports as an evidence error before acting on any verdict.
+func (op *operation) applyPrecall() {
+	if len(op.precall) == 0 || op.precallErr != nil {
+		return
+	}
+	op.precallErr = op.recordUnsynced(op.recordCtx, op.precall...)
+	op.precall = op.precall[:0]
 }
 
 // evidenceError wraps a failed append; a closed task is reported as such.
@@ -143,37 +166,46 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	// the caller cancels: an operation without its terminal record cannot
 	// be certified. Gates and the callable still see the caller's context.
 	ctx := context.WithoutCancel(callerCtx)
+	op.recordCtx = ctx
 
 	started := recordSpec{typ: governance.OperationStarted, operation: op.opID(), payload: op.startedPayload()}
 	reason, err := op.pinPolicy(ctx)
 	if err != nil {
 		return nil, op.evidenceError(err, false)
 	}
-	if reason != "" {
-		v := verdict{denied: true, reason: reason}
-		if err := op.record(ctx, started, op.deniedSpec(v)); err != nil {
+	early := verdict{denied: reason != "", reason: reason}
+	if reason == "" && len(args.Canonical) > abi.MaxArgumentsBytes {
+		// Refused before any gate: a gate must never fail on an input the
+		// front end accepted (the one limit, abi.MaxArgumentsBytes).
+		early = verdict{denied: true, reason: ReasonTooLarge, message: fmt.Sprintf(
+			"govhost refused this %s call: its arguments are %.1f MiB, over the %d MiB a governed call may carry (abi.MaxArgumentsBytes)",
+			op.call.Tool, float64(len(args.Canonical))/(1<<20), abi.MaxArgumentsBytes>>20)}
+	}
+	if early.denied {
+		if err := op.record(ctx, started, op.deniedSpec(early)); err != nil {
 			return nil, op.evidenceError(err, false)
 		}
-		return nil, op.deniedError(v)
+		return nil, op.deniedError(early)
 	}
 	bound := recordSpec{typ: governance.PolicyBound, operation: op.opID(), payload: governance.NewFields(4).
 		String("policy_digest", op.snap.Digest()).String("tool_id", op.call.Tool).
 		UUID("task_boundary_id", op.ctx.TaskBoundaryID).Int("gate_count", int64(op.snap.NumGateBindings())),
 	}
-	// POLICY_BOUND + OPERATION_STARTED become durable with the gate batch
-	// below (one WAL sync for both), before any verdict is acted on.
-	if err := op.recordUnsynced(ctx, bound, started); err != nil {
-		return nil, op.evidenceError(err, false)
-	}
-
-	// The gate records and, for a denial, OPERATION_DENIED commit in one
-	// batch before the verdict is acted on: one durable write, not one per
-	// gate.
+	// POLICY_BOUND, OPERATION_STARTED, the gate records and, for a denial,
+	// OPERATION_DENIED commit in one synced batch before the verdict is
+	// acted on: one durable write for every record before the callable
+	// (ADR-0087 D3), not one for the operation's start and one for its
+	// gates. A wait on an approver applies the records so far first
+	// (applyPrecall), so a chain read meanwhile shows the operation.
+	op.precall = append(op.precall, bound, started)
 	v := op.evaluate(callerCtx)
-	if v.denied {
-		op.evaluated = append(op.evaluated, op.deniedSpec(v))
+	if op.precallErr != nil {
+		return nil, op.evidenceError(op.precallErr, false)
 	}
-	if err := op.record(ctx, op.evaluated...); err != nil {
+	if v.denied {
+		op.precall = append(op.precall, op.deniedSpec(v))
+	}
+	if err := op.record(ctx, op.precall...); err != nil {
 		return nil, op.evidenceError(err, false)
 	}
 	if v.denied {
@@ -227,11 +259,10 @@ func (op *operation) complete(ctx context.Context, p *issued, out Outcome) error
 // outage (GovernanceEvidenceError) rather than "policy.invalid".
 func (op *operation) pinPolicy(ctx context.Context) (string, error) {
 	snap, err := op.c.cfg.Policies.Get(ctx, op.ctx.PolicyID, op.ctx.PolicyVersion)
-	var nf *governance.PolicyNotFoundError
 	switch {
 	case errors.Is(err, governance.ErrStoreUnavailable):
 		return "", err
-	case errors.As(err, &nf):
+	case isPolicyNotFound(err):
 		return ReasonPolicyNotFound, nil
 	case err != nil:
 		return ReasonPolicyInvalid, nil
@@ -242,6 +273,17 @@ func (op *operation) pinPolicy(ctx context.Context) (string, error) {
 	}
 	op.snap = snap
 	return "", nil
+}
+
+// isPolicyNotFound is errors.As for a *governance.PolicyNotFoundError, in
+// a function of its own so that its target is allocated only when there
+// is an error to look into.
+func isPolicyNotFound(err error) bool {
+	if err == nil {
+		return false
+	}
+	var nf *governance.PolicyNotFoundError
+	return errors.As(err, &nf)
 }
 
 func (op *operation) startedPayload() *governance.Fields {

@@ -112,19 +112,20 @@ func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID
 	if err != nil {
 		return nil, err
 	}
-	recs := make([]governance.EvidenceRecord, 0, len(specs))
+	var small [8]governance.RecordSpec
+	batch := small[:0]
 	now := c.now()
 	for _, s := range specs {
-		r, err := governance.NextRecord(head, governance.RecordSpec{
+		batch = append(batch, governance.RecordSpec{
 			Type: s.typ, ChainID: chain, OperationID: s.operation,
 			PolicyID: policyID, PolicyVersion: version, Payload: s.payload, CreatedAt: now,
 			SupersedesRecordID: s.supersedes,
 		})
-		if err != nil {
-			return nil, err
-		}
-		recs = append(recs, r)
-		head = r.Head()
+	}
+	// One pass over one buffer for the whole batch (governance.NextRecords).
+	recs, err := governance.NextRecords(head, batch)
+	if err != nil {
+		return nil, err
 	}
 	if unsynced {
 		return recs, c.cfg.Evidence.(evidence.UnsyncedAppender).AppendBatchUnsynced(ctx, recs)

@@ -118,7 +118,7 @@ func TestCertificateIssuer_Refusals(t *testing.T) {
 func TestCertificateIssuer_MissingTerminalRefused(t *testing.T) {
 	ctx := context.Background()
 	// An operation whose completion fails to record, then a close.
-	fs := &failingStore{Store: evidence.NewMemStore(), failAt: 3}
+	fs := &failingStore{Store: evidence.NewMemStore(), failAt: 2} // 1: the pre-call batch
 	e2 := newEnvWithStore(t, fs, []binding{hard("g", answer(abi.DecisionAllow, "ok"))})
 	task, err := e2.ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: e2.snap.PolicyID(), Version: e2.snap.Version()})
 	require.NoError(t, err)

@@ -33,7 +33,9 @@ const HashAlgorithm = "sha256-v1"
 // pointers to them, channels, invalid UTF-8 — is refused with a
 // *CanonicalError naming the path to the bad value.
 func Canonical(v any) ([]byte, error) {
-	return AppendCanonical(nil, v)
+	// NB: room for a typical argument object or payload up front, rather
+	// than growing from nothing through four reallocations.
+	return AppendCanonical(make([]byte, 0, 128), v)
 }
 
 // AppendCanonical appends the canonical JSON text of v to dst.
@@ -251,6 +253,13 @@ func appendString(dst []byte, s string) ([]byte, error) {
 	if !utf8.ValidString(s) {
 		return nil, &CanonicalError{Reason: "string is not valid UTF-8"}
 	}
+	return appendEscaped(dst, s), nil
+}
+
+// appendEscaped is appendString for text known to be valid UTF-8 (checked
+// by the caller, or written by this package): the host side's one JSON
+// string escaper.
+func appendEscaped[T ~string | ~[]byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -280,7 +289,7 @@ func appendString(dst []byte, s string) ([]byte, error) {
 		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
-	return append(dst, '"'), nil
+	return append(dst, '"')
 }
 
 // at prefixes a *CanonicalError's path with seg as the error unwinds, so

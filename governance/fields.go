@@ -18,7 +18,12 @@ import (
 // it was built.
 type Fields struct {
 	list []field
+	// inline holds the fields of a payload of up to len(inline) keys (every
+	// record payload of a governed call): one allocation a payload.
+	inline [inlineFields]field
 }
+
+const inlineFields = 10
 
 type fieldKind uint8
 
@@ -40,7 +45,15 @@ type field struct {
 }
 
 // NewFields returns an empty payload with room for n fields.
-func NewFields(n int) *Fields { return &Fields{list: make([]field, 0, n)} }
+func NewFields(n int) *Fields {
+	f := &Fields{}
+	if n <= inlineFields {
+		f.list = f.inline[:0]
+	} else {
+		f.list = make([]field, 0, n)
+	}
+	return f
+}
 
 func (f *Fields) set(nf field) *Fields {
 	for i := range f.list {

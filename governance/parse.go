@@ -32,6 +32,18 @@ func (e *JSONError) Is(target error) bool { return target == ErrMalformedJSON }
 // accept "\ud800" and then fail to encode it; Go would silently replace it).
 // Trailing data after the value is refused.
 func ParseJSON(data []byte) (any, error) {
+	r := jsonReader{b: data}
+	if v, ok := r.document(); ok {
+		return v, nil
+	}
+	// NB: the one reader refused the input (or it nests deeply): read it
+	// again with encoding/json, whose errors are this function's contract.
+	return parseJSONSlow(data)
+}
+
+// parseJSONSlow is ParseJSON through encoding/json: the path of input the
+// fast reader refuses, and the reference it is fuzzed against.
+func parseJSONSlow(data []byte) (any, error) {
 	if err := checkText(data); err != nil {
 		return nil, err
 	}
@@ -55,6 +67,15 @@ var ErrNotObject = errors.New("governance: JSON value is not an object")
 // first position and its last value, as a Python dict built by json.loads
 // does. Valid JSON that is not an object is ErrNotObject.
 func ParseObject(data []byte) (map[string]any, []string, error) {
+	r := jsonReader{b: data}
+	if obj, order, ok := r.objectDocument(); ok {
+		return obj, order, nil
+	}
+	return parseObjectSlow(data)
+}
+
+// parseObjectSlow is ParseObject through encoding/json (see parseJSONSlow).
+func parseObjectSlow(data []byte) (map[string]any, []string, error) {
 	if err := checkText(data); err != nil {
 		return nil, nil, err
 	}
@@ -93,7 +114,7 @@ func ParseObject(data []byte) (map[string]any, []string, error) {
 // is not JSON (its offsets and texts are the contract; a token stream
 // reports some differently), else ErrNotObject.
 func notAnObject(data []byte) error {
-	if _, err := ParseJSON(data); err != nil {
+	if _, err := parseJSONSlow(data); err != nil {
 		return err
 	}
 	return ErrNotObject

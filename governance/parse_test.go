@@ -10,7 +10,7 @@ import (
 // parseObjectTwoPasses is what ParseObject replaces: ParseJSON for the
 // value, then ObjectMembers for the key order.
 func parseObjectTwoPasses(data []byte) (map[string]any, []string, error) {
-	v, err := ParseJSON(data)
+	v, err := parseJSONSlow(data) // encoding/json: the reference
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -115,9 +116,27 @@ func (r EvidenceRecord) ComputeChainHash() (string, error) {
 var chainBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // appendChainInput writes the canonical JSON of the thirteen hashed fields.
-// Keys are written in sorted order by hand: this is the hot path of every
-// append and verify, and equals Canonical of the same map (tested).
 func (r EvidenceRecord) appendChainInput(dst []byte) ([]byte, error) {
+	// NB: appendChainInputOf escapes its three text arguments without
+	// checking them (a batch builder passes text it just wrote); here they
+	// come from anywhere, so they are checked first, in field order.
+	for _, f := range [...]struct{ name, text string }{
+		{"payload_digest", r.PayloadDigest}, {"payload_json", r.PayloadJSON}, {"previous_chain_hash", r.PreviousChainHash},
+	} {
+		if !utf8.ValidString(f.text) {
+			return nil, at(&CanonicalError{Reason: "string is not valid UTF-8"}, f.name)
+		}
+	}
+	return appendChainInputOf(dst, &r, r.PayloadJSON, r.PayloadDigest, r.PreviousChainHash)
+}
+
+// appendChainInputOf writes r's chain input with payloadJSON, payloadDigest
+// and previous in place of the record's own three text fields, which must
+// be valid UTF-8 (they are escaped, not checked): NextRecords passes them
+// as bytes of the batch it is writing, before they become strings. Keys
+// are written in sorted order by hand: this is the hot path of every
+// append and verify, and equals Canonical of the same map (tested).
+func appendChainInputOf[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, payloadJSON, payloadDigest, previous T) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"chain_id":"`...)
 	dst = appendUUID(dst, r.ChainID)
@@ -130,13 +149,9 @@ func (r EvidenceRecord) appendChainInput(dst []byte) ([]byte, error) {
 	dst = append(dst, `,"operation_id":`...)
 	dst = appendNullUUID(dst, r.OperationID)
 	dst = append(dst, `,"payload_digest":`...)
-	if dst, err = appendString(dst, r.PayloadDigest); err != nil {
-		return nil, at(err, "payload_digest")
-	}
+	dst = appendEscaped(dst, payloadDigest)
 	dst = append(dst, `,"payload_json":`...)
-	if dst, err = appendString(dst, r.PayloadJSON); err != nil {
-		return nil, at(err, "payload_json")
-	}
+	dst = appendEscaped(dst, payloadJSON)
 	dst = append(dst, `,"policy_id":"`...)
 	dst = appendUUID(dst, r.PolicyID)
 	dst = append(dst, `","policy_version":`...)
@@ -144,10 +159,10 @@ func (r EvidenceRecord) appendChainInput(dst []byte) ([]byte, error) {
 		return nil, at(err, "policy_version")
 	}
 	dst = append(dst, `,"previous_chain_hash":`...)
-	if r.PreviousChainHash == "" {
+	if len(previous) == 0 {
 		dst = append(dst, "null"...)
-	} else if dst, err = appendString(dst, r.PreviousChainHash); err != nil {
-		return nil, at(err, "previous_chain_hash")
+	} else {
+		dst = appendEscaped(dst, previous)
 	}
 	dst = append(dst, `,"record_id":"`...)
 	dst = appendUUID(dst, r.RecordID)

@@ -59,6 +59,31 @@ func TestEvidenceRecord_ChainVector(t *testing.T) {
 	}
 }
 
+// TestNextRecords_ChainVectorInOneBatch rebuilds the whole reference chain
+// in one NextRecords batch (one buffer, one string): byte for byte the
+// Python reference.
+func TestNextRecords_ChainVectorInOneBatch(t *testing.T) {
+	recs, _ := readChainVector(t)
+	specs := make([]governance.RecordSpec, len(recs))
+	for i, r := range recs {
+		payload, err := governance.ParseJSON([]byte(r.PayloadJSON))
+		require.NoError(t, err)
+		specs[i] = governance.RecordSpec{
+			RecordID: r.RecordID, Type: r.RecordType, ChainID: r.ChainID, OperationID: r.OperationID,
+			PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion, Payload: payload,
+			SupersedesRecordID: r.SupersedesRecordID, CreatedAt: r.CreatedAt,
+		}
+	}
+	for split := range len(recs) {
+		// Every split of the chain into a first record or batch and the rest.
+		first, err := governance.NextRecords(governance.EmptyHead, specs[:split+1])
+		require.NoError(t, err)
+		rest, err := governance.NextRecords(first[len(first)-1].Head(), specs[split+1:])
+		require.NoError(t, err)
+		require.Equal(t, recs, append(first, rest...))
+	}
+}
+
 // TestEvidenceRecord_ChainHashInputIsCanonical proves the hand-written hot
 // path equals the generic canonical encoding of the thirteen fields.
 func TestEvidenceRecord_ChainHashInputIsCanonical(t *testing.T) {

@@ -102,7 +102,7 @@ func openEnv(t testing.TB, validate bool) *env {
 	svc, err := service.New(eng, service.Options{Observer: metrics})
 	require.NoError(t, err)
 	metrics.Watch(svc)
-	pol, _, err := svc.EnsurePolicy(ctx, "")
+	pol, _, err := svc.EnsurePolicy(ctx, "", "")
 	require.NoError(t, err)
 	require.NoError(t, svc.WarmUp(ctx, pol))
 	srv, err := server.New(server.Config{Service: svc, Token: testToken, OperatorToken: testOperatorToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})

@@ -29,7 +29,7 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return refuse(codeBodyTooLarge, "hook input over 8 MiB")
+			return refuse(codeBodyTooLarge, api.HookTooLargeMessage)
 		}
 		return refuse(codeMalformedJSON, "reading the hook input: "+err.Error())
 	}

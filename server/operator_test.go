@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/govhost/govhost/policy/profiles"
 	"io"
 	"net/http"
 	"testing"
@@ -21,11 +22,13 @@ import (
 func TestAPI_PolicyList(t *testing.T) {
 	e := sharedEnv(t)
 	ctx := context.Background()
+	defaultVersion, err := profiles.Version(profiles.Balanced)
+	require.NoError(t, err)
 	all, err := e.client.Policies(ctx)
 	require.NoError(t, err)
 	var found bool
 	for _, p := range all {
-		found = found || (p.PolicyID == service.DefaultPolicyID && p.Version == service.DefaultPolicyVersion && p.ReleaseState == "active")
+		found = found || (p.PolicyID == service.DefaultPolicyID && p.Version == defaultVersion && p.ReleaseState == "active")
 	}
 	require.True(t, found, "the default policy is listed: %v", all)
 	versions, err := e.client.PolicyVersions(ctx, service.DefaultPolicyID)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,30 @@ import (
 
 // DefaultMaxBody bounds a request body (a policy file, a call's arguments).
 const DefaultMaxBody = 1 << 20
+
+// WriteTimeout bounds writing an answer: the longest long poll (wait_ms)
+// and 30 s more. LoadTimeout, the bound serve gives every load of a gate
+// module from outside (host.WithLoadTimeout), is shorter by far, so that an
+// upload that takes too long is answered gate.load_timeout instead of
+// having its connection cut (it was 2 min against a 90 s write timeout).
+const (
+	ReadTimeout  = 30 * time.Second
+	WriteTimeout = time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second
+	LoadTimeout  = 60 * time.Second
+)
+
+// Module uploads in flight: at most UploadSlots read their body and load
+// at once; up to UploadQueue more wait, each at most UploadQueueWait (the
+// body of a waiting upload stays in the client's socket, not in memory;
+// an admitted upload gets the read timeout afresh for its body).
+// Beyond that an upload is answered 503 upload_busy with Retry-After. With
+// the host's own compile slots this keeps 32 concurrent 31 MiB uploads
+// within a few hundred MiB.
+const (
+	UploadSlots     = 4
+	UploadQueue     = 16
+	UploadQueueWait = 30 * time.Second
+)
 
 // Config configures a Server.
 type Config struct {
@@ -36,19 +61,25 @@ type Config struct {
 	MaxModuleBody int64
 	Metrics       *Metrics
 	Logger        *slog.Logger
+	// Console, when set, serves /ui/ (package console). It is public in
+	// the route table: the console signs people in itself.
+	Console http.Handler
 }
 
 // Server is the HTTP API over one service.
 type Server struct {
-	svc       *service.Service
-	token     bearer.Token
-	operator  *bearer.Token
-	maxBody   int64
-	maxModule int64
-	metrics   *Metrics
-	log       *slog.Logger
-	ready     atomic.Bool
-	mux       *http.ServeMux
+	svc          *service.Service
+	token        bearer.Token
+	maxBody      int64
+	maxModule    int64
+	metrics      *Metrics
+	log          *slog.Logger
+	ready        atomic.Bool
+	mux          *http.ServeMux
+	uploads      chan struct{} // one per upload in flight (UploadSlots)
+	uploadsQueue atomic.Int64  // uploads waiting for a slot
+	consoleUI    http.Handler
+	operator     *bearer.Token
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
@@ -71,7 +102,8 @@ type route struct {
 func Routes() []string {
 	out := make([]string, len(routes))
 	for i, rt := range routes {
-		out[i] = rt.method + " " + rt.pattern
+		// "{path...}" (the mux's rest-of-path wildcard) is "{path}" in OpenAPI.
+		out[i] = rt.method + " " + strings.ReplaceAll(rt.pattern, "...}", "}")
 	}
 	return out
 }
@@ -93,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots), consoleUI: cfg.Console}
 	if cfg.OperatorToken != "" {
 		op := bearer.New(cfg.OperatorToken)
 		s.operator = &op
@@ -130,8 +162,8 @@ func (s *Server) Shutdown() { s.stopFunc() }
 func (s *Server) HTTPServer(addr string) *http.Server {
 	srv := &http.Server{
 		Addr: addr, Handler: s.mux,
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second, IdleTimeout: 2 * time.Minute,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: ReadTimeout,
+		WriteTimeout: WriteTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(s.Shutdown)

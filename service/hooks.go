@@ -76,3 +76,9 @@ func HookRefusalStatus() map[string]int {
 	}
 	return out
 }
+
+// chainHeadHash is a chain's head hash, for the hook session's notice.
+func (s *Service) chainHeadHash(ctx context.Context, chain uuid.UUID) (string, error) {
+	h, err := s.eng.Evidence.Head(ctx, chain)
+	return h.Hash, err
+}

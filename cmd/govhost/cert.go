@@ -33,7 +33,8 @@ func newCertBundleCmd() *cobra.Command {
 bundle folder: certificate.json, chain.jsonl, policy.json and checkpoint (the head
 signed with the data directory's key). 'govhost cert verify DIR' checks it without
 the data directory. --checkpoint-log also appends the checkpoint to the operator's
-log (a file, or a directory of one file per checkpoint) outside the data directory.
+log outside the data directory: a file, or a directory of one file per checkpoint
+(an existing directory, or a path ending in '/', created if needed).
 A task that cannot be certified exits 1 with the rule it fails. While govhost serve
 holds the data directory, the bundle comes from it (GET /v1/tasks/{id}/bundle).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,13 +49,15 @@ holds the data directory, the bundle comes from it (GET /v1/tasks/{id}/bundle).`
 			if err != nil {
 				return err
 			}
-			if err := certify.WriteBundle(out, b); err != nil {
-				return usageError(err)
-			}
+			// The log first: a log that cannot be written leaves no bundle
+			// that the operator's log does not know.
 			if log != "" {
 				if err := checkpoint.Append(log, b.Checkpoint); err != nil {
 					return usageError(err)
 				}
+			}
+			if err := certify.WriteBundle(out, b); err != nil {
+				return usageError(err)
 			}
 			text, _ := b.Certificate.MarshalJSON()
 			fmt.Fprintln(cmd.OutOrStdout(), string(text))
@@ -95,7 +98,7 @@ func newCertVerifyCmd() *cobra.Command {
 	var keys []string
 	var logs []string
 	c := &cobra.Command{
-		Use:   "verify [BUNDLE] [--cert F --chain F [--policy F] [--checkpoint F]] [--key VKEY]... [--checkpoints LOG]...",
+		Use:   "verify (BUNDLE | --cert F --chain F --policy F [--checkpoint F]) [--key VKEY]... [--checkpoints LOG]...",
 		Short: "Verify a certificate bundle offline, printing which rule fails",
 		Long: `verify re-derives everything a certificate claims from the bundle alone: the chain
 against the certificate's head, the policy digest recomputed, TASK_CLOSED at the
@@ -106,7 +109,11 @@ checkpoint must be signed by one of them; without, the report says the bundle is
 unauthenticated. --checkpoints (a checkpoint log file or directory; repeatable)
 adds later checkpoints of the chain, which catch a chain truncated or rolled back.
 It prints a JSON report: exit 0 valid, 1 invalid (rule, failure_code, reason), 2
-an unreadable or malformed bundle (with the file, line and field).`,
+an unreadable or malformed bundle (with the file, line and field): a file over its
+size limit, JSON that is not exactly the format (unknown or repeated keys at any
+depth), a checkpoint or log note that is not a C2SP signed note, a bad --key.
+The report's checkpoint fields say what the bundle's checkpoint is even when an
+earlier rule failed. The format and every rule: docs/evidence-format.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -118,12 +125,15 @@ an unreadable or malformed bundle (with the file, line and field).`,
 				}
 				parts = certify.PartsOf(args[0])
 			}
-			if parts.Certificate == "" || parts.Chain == "" {
-				return usageErrorf("give a bundle folder, or at least --cert and --chain")
+			if len(args) == 0 && (parts.Certificate == "" || parts.Chain == "" || parts.Policy == "") {
+				return usageErrorf("give a bundle folder, or --cert, --chain and --policy (a certificate cannot be checked without the policy it pins)")
 			}
 			for _, k := range keys {
 				if strings.HasPrefix(k, "@") {
 					return usageErrorf("--key takes the verifier key text, not a file")
+				}
+				if err := checkpoint.CheckVerifierKey(k); err != nil {
+					return usageError(err)
 				}
 			}
 			b, err := certify.ReadBundle(parts)

@@ -134,7 +134,12 @@ func exportChain(ctx context.Context, dir string, chain uuid.UUID, w io.Writer) 
 // openEngine opens the data directory for a short command. A directory a
 // running server holds is refused with a hint.
 func openEngine(ctx context.Context, dir string) (*govhost.Engine, error) {
-	eng, err := govhost.Open(ctx, engineOptions(ctx, dir))
+	return openEngineWith(ctx, engineOptions(ctx, dir))
+}
+
+// openEngineWith is openEngine with the options given.
+func openEngineWith(ctx context.Context, opts govhost.Options) (*govhost.Engine, error) {
+	eng, err := govhost.Open(ctx, opts)
 	if errors.Is(err, pebblestore.ErrLocked) {
 		return nil, usageErrorf("%v: the data directory is held by another process (a running govhost serve?)", err)
 	}

@@ -168,4 +168,3 @@ func TestCLI_ThroughARunningServe(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, stderr, "no govhost serve runs on")
 }
-

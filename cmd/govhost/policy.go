@@ -20,6 +20,7 @@ import (
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
+	"github.com/govhost/govhost/policy/profiles"
 	"github.com/govhost/govhost/server/client"
 )
 
@@ -180,11 +181,31 @@ func newPolicyResolveCmd() *cobra.Command {
 
 func newPolicyShowCmd() *cobra.Command {
 	var to target
-	var id, version string
+	var id, version, profile string
+	var def bool
 	c := &cobra.Command{
-		Use:   "show --id ID [--version V] [--data DIR]",
-		Short: "Print a stored snapshot as JSON (without --version: the policy's stored versions)",
+		Use:   "show (--id ID [--version V] | --default [--profile P]) [--data DIR]",
+		Short: "Print a stored snapshot as JSON (without --version: the policy's stored versions), or the default coding-agent policy file",
+		Long: `show --id ID --version V prints a stored snapshot; without --version, the
+policy's stored versions. show --default prints the default coding-agent policy
+file of a profile (strict, balanced or permissive; balanced unless --profile)
+exactly as serve installs it for --data: the file in policy/profiles/ with the
+data directory filled in. docs/default-policy.md explains every rule.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if def {
+				if id != "" || version != "" {
+					return usageErrorf("--default prints the default policy: drop --id and --version")
+				}
+				b, err := profiles.Render(profile, *to.data)
+				if err != nil {
+					return usageError(err)
+				}
+				_, err = cmd.OutOrStdout().Write(b)
+				return err
+			}
+			if profile != "" {
+				return usageErrorf("--profile goes with --default")
+			}
 			pid, err := uuid.Parse(id)
 			if err != nil {
 				return usageErrorf("--id (a UUID) is required")
@@ -207,6 +228,8 @@ func newPolicyShowCmd() *cobra.Command {
 	to = targetFlags(c)
 	c.Flags().StringVar(&id, "id", "", "policy id (UUID)")
 	c.Flags().StringVar(&version, "version", "", "policy version (omitted: list the policy's versions)")
+	c.Flags().BoolVar(&def, "default", false, "print the default coding-agent policy file instead of a stored snapshot")
+	c.Flags().StringVar(&profile, "profile", "", "with --default: strict, balanced (default) or permissive")
 	return c
 }
 

@@ -20,9 +20,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 

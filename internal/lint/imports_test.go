@@ -75,7 +75,9 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"governance": {},
 		"abi":        {},
 		"evidence":   {"governance", "evidence", filepath.Join("internal", "pgdb")},
-		"policy":     {"governance", "policy", filepath.Join("internal", "pgdb")},
+		// policy/policyfile's templates and the default profiles name abi's
+		// operations and tool ids.
+		"policy":     {"governance", "abi", "policy", filepath.Join("internal", "pgdb")},
 		"sdk":        {"abi", "sdk"},
 		"plugins":    {"abi", "sdk", "plugins"},
 		"certify":    {"governance", "evidence", "checkpoint", "certify"},
@@ -86,23 +88,28 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		// hooks maps it onto controller.Call and has no router of its own;
 		// the command hook links only agents and the wire vocabulary.
 		"agents":      {"governance", "abi", "agents"},
-		"hooks":       {"agents", "controller", "governance", "abi", "hooks"},
+		"hooks":       {"agents", "controller", "governance", "abi", "pathfacts", "hooks"},
 		"hookclient":  {"agents", "api", "hookclient"},
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the
 		// wire vocabulary and the Go client stay light (no engine).
+		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "certify", "service"},
 		// service still returns some wire types (api: DESIGN.md's "today"
-		// arrow, issue 23's one-HTTP-edge step) and reads abi for approval
-		// decisions; server reaches the engine only through service.
-		"service":                         {".", "governance", "evidence", "policy", "controller", "certify", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "service"},
-		"server":                          {"governance", "abi", "service", "server", "api", filepath.Join("internal", "bearer")},
+		// arrow, issue 23's one-HTTP-edge step); server reaches hooks only
+		// through service (controller: the broker's event type it streams).
+		"server": {"governance", "controller", "abi", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
+		// The web console: the service's operations and the wire vocabulary
+		// (static files need nothing else), and the event-stream writer.
+		"console":                         {"service", "api", "governance", filepath.Join("internal", "sse"), "console"},
 		"api":                             {"governance"},
 		filepath.Join("server", "client"): {"governance", "api"},
 		// The MCP proxy: the embedded assembly (root package) or the
-		// sidecar's client; pathguard only for the operation vocabulary's names.
-		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("plugins", "pathguard"), filepath.Join("internal", "bearer"), "mcp"},
+		// sidecar's client.
+		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("internal", "bearer"), "mcp"},
 		// The bearer-token check both listeners make.
 		filepath.Join("internal", "bearer"): {},
+		// The server-sent event loop the API and the console share.
+		filepath.Join("internal", "sse"): {},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {

@@ -2,7 +2,7 @@
 // governs — Claude Code, OpenAI Codex CLI, Gemini CLI, Cursor and GitHub
 // Copilot CLI — as data, and the pure translation between a dialect and
 // govhost: an agent's hook payload becomes an Event and the governed
-// controller.Call(s) it asks for; a verdict becomes the agent's own answer
+// Request(s) it asks for; a verdict becomes the agent's own answer
 // (body, exit status, stderr).
 //
 // Each agent is one Dialect value (claude.go, codex.go, gemini.go,

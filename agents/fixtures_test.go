@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/agents"
-	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 )
 
@@ -109,7 +108,7 @@ func TestFixtures_EveryDocumentedEvent(t *testing.T) {
 	}
 }
 
-func checkCalls(t *testing.T, want []expectedCall, got []controller.Call, ev agents.Event) {
+func checkCalls(t *testing.T, want []expectedCall, got []agents.Request, ev agents.Event) {
 	t.Helper()
 	require.Len(t, got, len(want))
 	for i, w := range want {

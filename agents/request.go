@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/govhost/govhost/abi"
-	"github.com/govhost/govhost/controller"
 )
 
 // HostFacts answers what only the host can know. Stat reports whether an
@@ -22,10 +21,24 @@ type HostFacts interface {
 // operation depends on whether its file exists) when none was given.
 var ErrNoHostFacts = errors.New("agents: translating this tool needs host facts (whether its path exists)")
 
+// Request is one governed call a tool event asks for, in the shape the
+// controller takes (hooks maps it onto Request field by field):
+// the tool id and operation of the dialect's table, the tool input shaped
+// as the gates expect it, and the event's correlation as request context.
+type Request struct {
+	Tool, Operation string
+	// Arguments is the JSON object of arguments.
+	Arguments json.RawMessage
+	// Cwd is the directory relative paths are joined to.
+	Cwd                          string
+	RunID, AgentName, ToolCallID string
+	Metadata                     map[string]string
+}
+
 // Request translates a tool event into the governed calls it asks for:
 // usually one; Codex's apply_patch asks for one per file it touches, and
 // the tool call may run only if every one is allowed.
-func (d *Dialect) Request(ev Event, facts HostFacts) ([]controller.Call, error) {
+func (d *Dialect) Request(ev Event, facts HostFacts) ([]Request, error) {
 	if ev.ToolName == "" {
 		return nil, &MissingFieldError{Agent: d.Agent, Event: ev.Name, Field: "tool_name"}
 	}
@@ -33,7 +46,7 @@ func (d *Dialect) Request(ev Event, facts HostFacts) ([]controller.Call, error) 
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
 	}
-	base := controller.Call{
+	base := Request{
 		Cwd: ev.Cwd, RunID: ev.SessionID, AgentName: string(d.Agent), ToolCallID: ev.ToolUseID,
 		Metadata: map[string]string{"agent": string(d.Agent), "hook_event": ev.Name, "agent_tool": ev.ToolName},
 	}
@@ -45,7 +58,7 @@ func (d *Dialect) Request(ev Event, facts HostFacts) ([]controller.Call, error) 
 			base.Metadata["mcp_server"], base.Metadata["mcp_tool"] = server, tool
 		}
 		base.Arguments = input
-		return []controller.Call{base}, nil
+		return []Request{base}, nil
 	}
 	if spec.Rule == OpByPatch {
 		return patchCalls(d.Agent, base, spec, input, ev.Cwd, facts)
@@ -59,7 +72,7 @@ func (d *Dialect) Request(ev Event, facts HostFacts) ([]controller.Call, error) 
 		return nil, err
 	}
 	base.Tool, base.Operation, base.Arguments = spec.Tool, op, args
-	return []controller.Call{base}, nil
+	return []Request{base}, nil
 }
 
 // operation chooses the call's operation, asking the host when the rule
@@ -196,7 +209,7 @@ func objectFields(raw json.RawMessage) ([]string, map[string]json.RawMessage, er
 // Codex sends it) names each file it adds, updates, deletes or moves to;
 // each is one governed call carrying the whole patch as "patch" (never as
 // "command", which the destructive guard would read as a shell line).
-func patchCalls(agent Agent, base controller.Call, spec ToolSpec, input json.RawMessage, cwd string, facts HostFacts) ([]controller.Call, error) {
+func patchCalls(agent Agent, base Request, spec ToolSpec, input json.RawMessage, cwd string, facts HostFacts) ([]Request, error) {
 	_, values, err := objectFields(input)
 	if err != nil {
 		return nil, &MalformedError{Agent: agent, Reason: "tool input: " + err.Error()}
@@ -215,7 +228,7 @@ func patchCalls(agent Agent, base controller.Call, spec ToolSpec, input json.Raw
 		files = []PatchFile{{Action: PatchUpdate}} // no file named: the gates deny the missing path
 	}
 	patchJSON, _ := json.Marshal(text)
-	calls := make([]controller.Call, 0, len(files))
+	calls := make([]Request, 0, len(files))
 	for _, f := range files {
 		c := base
 		c.Metadata = cloneMeta(base.Metadata)

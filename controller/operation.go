@@ -21,6 +21,8 @@ type operation struct {
 	ctx  governance.OperationContext
 	snap governance.PolicySnapshot
 	args governance.Arguments
+	// inputDigest is the digest of the caller's own arguments.
+	inputDigest string
 	// precall collects the records before the callable that are not yet
 	// applied (POLICY_BOUND, OPERATION_STARTED, GATE_EVALUATED, a denial),
 	// in precallInline while they fit (three gates and a denial do):
@@ -159,7 +161,7 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if err != nil {
 		return nil, err
 	}
-	op.args = args
+	op.args, op.inputDigest = args, args.Digest
 	// Once the operation starts, its records are written to the end even if
 	// the caller cancels: an operation without its terminal record cannot
 	// be certified. Gates and the callable still see the caller's context.
@@ -213,7 +215,7 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 		Permit: Permit{
 			ID: uuid.NewString(), OperationID: op.ctx.OperationID, TaskBoundaryID: op.ctx.TaskBoundaryID,
 			ChainID: op.ctx.ChainID, Tool: op.call.Tool, ArgumentDigest: op.args.Digest,
-			Arguments: json.RawMessage(op.args.Canonical), IssuedAt: op.c.now(),
+			Arguments: json.RawMessage(op.args.Canonical), IssuedAt: op.c.now(), Rewritten: op.args.Digest != op.inputDigest,
 		},
 		op: op, task: op.task,
 	}, nil

@@ -39,6 +39,11 @@ type Permit struct {
 	// Arguments are the final canonical arguments the callable must be
 	// given: transforms and approvers may have replaced the caller's.
 	Arguments json.RawMessage
+	// Rewritten says a transform gate or an approver replaced the caller's
+	// arguments (ArgumentDigest is not the digest of the call's own), so an
+	// edge that cannot hand the final arguments on (a hook: the agent runs
+	// its own) need not parse the call's again to find out.
+	Rewritten bool
 	IssuedAt  time.Time
 	// ExpiresAt ends the lease: Complete after it is refused.
 	ExpiresAt time.Time

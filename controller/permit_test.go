@@ -66,6 +66,7 @@ func TestAuthorizeComplete_RecordsTheSameSequenceAsInvoke(t *testing.T) {
 	require.Equal(t, task.ChainID(), p.ChainID)
 	require.Equal(t, `{"command":"ls -la"}`, string(p.Arguments))
 	require.Equal(t, governance.SHA256Hex(p.Arguments), p.ArgumentDigest)
+	require.False(t, p.Rewritten, "no gate replaced the arguments")
 	require.True(t, p.ExpiresAt.After(p.IssuedAt))
 	require.Equal(t, []governance.EvidenceType{bound, started, evaluated}, te.types())
 	require.Equal(t, []controller.Permit{p}, e.ctl.OpenPermits(task.ChainID()))
@@ -122,6 +123,11 @@ func TestAuthorize_PermitCarriesTransformedArguments(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"command":"ls"}`, string(p.Arguments))
 	require.Equal(t, governance.SHA256Hex([]byte(`{"command":"ls"}`)), p.ArgumentDigest)
+	require.True(t, p.Rewritten, "the permit says the arguments are not the caller's")
+	// A transform that answers the same arguments rewrites nothing.
+	p, err = task.Authorize(context.Background(), bashCall("ls"))
+	require.NoError(t, err)
+	require.False(t, p.Rewritten)
 }
 
 func TestAuthorize_WithoutTaskNeedsAValidContext(t *testing.T) {

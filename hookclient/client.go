@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/govhost/govhost/agents"
-	"github.com/govhost/govhost/hooks"
+	"github.com/govhost/govhost/api"
 )
 
 // Defaults of the command hook.
@@ -66,12 +66,12 @@ func Run(ctx context.Context, opt Options, stdin io.Reader, stdout, stderr io.Wr
 }
 
 func answer(ctx context.Context, d *agents.Dialect, opt Options, stdin io.Reader) agents.Answer {
-	body, err := io.ReadAll(io.LimitReader(stdin, hooks.MaxBody+1))
+	body, err := io.ReadAll(io.LimitReader(stdin, api.MaxHookBody+1))
 	if err != nil {
 		return d.Unavailable(preTool(d, opt.Event), err.Error())
 	}
-	if len(body) > hooks.MaxBody {
-		return d.Unavailable(preTool(d, opt.Event), hooks.TooLargeMessage)
+	if len(body) > api.MaxHookBody {
+		return d.Unavailable(preTool(d, opt.Event), api.HookTooLargeMessage)
 	}
 	ev, err := d.Decode(opt.Event, body)
 	if err != nil {
@@ -100,7 +100,7 @@ func preTool(d *agents.Dialect, event string) agents.Event {
 
 // roundTrip is the one loopback request: the sidecar answers the command
 // hook's envelope.
-func roundTrip(ctx context.Context, opt Options, ev agents.Event, body []byte) (hooks.Envelope, error) {
+func roundTrip(ctx context.Context, opt Options, ev agents.Event, body []byte) (api.HookEnvelope, error) {
 	base := opt.URL
 	if base == "" {
 		base = DefaultURL
@@ -111,14 +111,14 @@ func roundTrip(ctx context.Context, opt Options, ev agents.Event, body []byte) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	q := url.Values{"format": {hooks.CommandFormat}}
+	q := url.Values{"format": {api.HookCommandFormat}}
 	if ev.Name != "" {
 		q.Set("event", ev.Name)
 	}
 	u := strings.TrimRight(base, "/") + "/v1/hooks/" + url.PathEscape(string(ev.Agent)) + "?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return hooks.Envelope{}, fmt.Errorf("bad sidecar URL %q: %v", base, err)
+		return api.HookEnvelope{}, fmt.Errorf("bad sidecar URL %q: %v", base, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if opt.Token != "" {
@@ -131,33 +131,33 @@ func roundTrip(ctx context.Context, opt Options, ev agents.Event, body []byte) (
 	resp, err := client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return hooks.Envelope{}, fmt.Errorf("the sidecar at %s did not answer within %s", base, timeout)
+			return api.HookEnvelope{}, fmt.Errorf("the sidecar at %s did not answer within %s", base, timeout)
 		}
-		return hooks.Envelope{}, fmt.Errorf("the sidecar at %s cannot be reached: %v", base, rootCause(err))
+		return api.HookEnvelope{}, fmt.Errorf("the sidecar at %s cannot be reached: %v", base, rootCause(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return hooks.Envelope{}, fmt.Errorf("the sidecar's answer was cut off: %v", err)
+		return api.HookEnvelope{}, fmt.Errorf("the sidecar's answer was cut off: %v", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var eb hooks.ErrorBody
+		var eb api.ErrorBody
 		if json.Unmarshal(data, &eb) == nil && eb.Error.Code != "" {
-			return hooks.Envelope{}, fmt.Errorf("the sidecar refused the request (%d %s: %s)", resp.StatusCode, eb.Error.Code, eb.Error.Message)
+			return api.HookEnvelope{}, fmt.Errorf("the sidecar refused the request (%d %s: %s)", resp.StatusCode, eb.Error.Code, eb.Error.Message)
 		}
-		return hooks.Envelope{}, fmt.Errorf("the sidecar answered HTTP %d", resp.StatusCode)
+		return api.HookEnvelope{}, fmt.Errorf("the sidecar answered HTTP %d", resp.StatusCode)
 	}
-	var env hooks.Envelope
+	var env api.HookEnvelope
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&env); err != nil {
-		return hooks.Envelope{}, fmt.Errorf("the sidecar's answer is not a hook envelope: %v", err)
+		return api.HookEnvelope{}, fmt.Errorf("the sidecar's answer is not a hook envelope: %v", err)
 	}
 	if !isNull(env.Body) && !isObject(env.Body) {
-		return hooks.Envelope{}, errors.New("the sidecar's answer body is not a JSON object")
+		return api.HookEnvelope{}, errors.New("the sidecar's answer body is not a JSON object")
 	}
 	if env.Exit < 0 || env.Exit > 2 {
-		return hooks.Envelope{}, fmt.Errorf("the sidecar's answer has exit status %d", env.Exit)
+		return api.HookEnvelope{}, fmt.Errorf("the sidecar's answer has exit status %d", env.Exit)
 	}
 	return env, nil
 }

@@ -23,11 +23,11 @@ const (
 func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	calls, err := d.Request(ev, s.cfg.Facts)
 	if err != nil {
-		return refused(http.StatusBadRequest, "hook.untranslatable", err, ev)
+		return refused("hook.untranslatable", err, ev)
 	}
 	sess, err := s.open(ctx, ev)
 	if err != nil {
-		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+		return refused("hook.task_open_failed", err, ev)
 	}
 	key := agents.CorrelationKey(ev)
 	if err := sess.pending.Claim(key); err != nil {
@@ -40,8 +40,8 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 		askCtx, delegated = withAsk(ctx)
 	}
 	permits := make([]controller.Permit, 0, len(calls))
-	for _, call := range calls {
-		p, err := sess.task.Authorize(askCtx, call)
+	for _, r := range calls {
+		p, err := sess.task.Authorize(askCtx, callOf(r))
 		if err != nil {
 			s.abandon(ctx, sess, permits, "not_run")
 			var denied *governance.GovernanceDeniedError
@@ -54,10 +54,10 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 				}
 				return s.verdict(d, ev, agents.Verdict{Decision: agents.Deny, ReasonCode: denied.ReasonCode, Message: msg})
 			}
-			return refused(http.StatusInternalServerError, "hook.authorize_failed", err, ev)
+			return refused("hook.authorize_failed", err, ev)
 		}
 		permits = append(permits, p)
-		if rewritten(call, p) {
+		if p.Rewritten {
 			// A transform or an approver replaced the arguments; the agent
 			// would run its own. Refuse rather than run what was not
 			// governed.
@@ -81,10 +81,10 @@ func (s *Service) verdict(d *agents.Dialect, ev agents.Event, v agents.Verdict) 
 	return Result{Status: http.StatusOK, Answer: d.Answer(ev, v, agents.AnswerOptions{ExplicitAllow: s.cfg.ExplicitAllow}), Event: ev, Verdict: &v}
 }
 
-// rewritten reports a permit whose final arguments differ from the call's.
-func rewritten(call controller.Call, p controller.Permit) bool {
-	args, err := governance.ParseArguments(call.Arguments)
-	return err != nil || args.Digest != p.ArgumentDigest
+// callOf is the controller's call of an agent's request.
+func callOf(r agents.Request) controller.Call {
+	return controller.Call{Tool: r.Tool, Operation: r.Operation, Arguments: r.Arguments, Cwd: r.Cwd,
+		RunID: r.RunID, AgentName: r.AgentName, ToolCallID: r.ToolCallID, Metadata: r.Metadata}
 }
 
 // abandon completes, as failed with class, permits of calls that will not
@@ -103,10 +103,10 @@ func (s *Service) abandon(ctx context.Context, sess *session, permits []controll
 func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	sess, err := s.find(ctx, ev)
 	if err != nil {
-		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+		return refused("hook.task_open_failed", err, ev)
 	}
 	if sess == nil {
-		return refused(http.StatusConflict, "hook.no_pending_call", agents.ErrNoPending, ev)
+		return refused("hook.no_pending_call", agents.ErrNoPending, ev)
 	}
 	permits, err := sess.pending.Take(agents.CorrelationKey(ev))
 	if err != nil {
@@ -116,7 +116,7 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 			return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
 		}
 		sess.lost.Add(1)
-		return refused(http.StatusConflict, "hook.no_pending_call", err, ev)
+		return refused("hook.no_pending_call", err, ev)
 	}
 	out := controller.Outcome{ResultDigest: agents.ResponseDigest(ev)}
 	if ev.Kind != agents.KindPostTool {
@@ -128,9 +128,9 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 		if err := s.cfg.Controller.Complete(ctx, p.ID, o); err != nil {
 			var pe *controller.PermitError
 			if errors.As(err, &pe) {
-				return refused(http.StatusConflict, "hook.permit_refused", err, ev)
+				return refused("hook.permit_refused", err, ev)
 			}
-			return refused(http.StatusInternalServerError, "hook.complete_failed", err, ev)
+			return refused("hook.complete_failed", err, ev)
 		}
 	}
 	return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
@@ -141,7 +141,7 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	key := sessionKey(ev)
 	if _, err := s.find(ctx, ev); err != nil {
-		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+		return refused("hook.task_open_failed", err, ev)
 	}
 	s.mu.Lock()
 	sess := s.sessions[key]
@@ -156,7 +156,7 @@ func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 	}
 	boundary, err := sess.task.Close(ctx)
 	if err != nil {
-		return refused(http.StatusInternalServerError, "hook.task_close_failed", err, ev)
+		return refused("hook.task_close_failed", err, ev)
 	}
 	ended.Boundary = boundary
 	if s.cfg.Head != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/agents"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/hooks"
 )
@@ -26,5 +27,5 @@ func TestService_OversizedToolInputIsRefusedClearly(t *testing.T) {
 	require.Equal(t, "deny", decision(t, res))
 	require.Equal(t, controller.ReasonTooLarge, res.Verdict.ReasonCode)
 	require.Contains(t, res.Verdict.Message, "over the 1 MiB a governed call may carry")
-	require.Less(t, 5<<20, hooks.MaxBody, "the hook read it whole")
+	require.Less(t, 5<<20, api.MaxHookBody, "the hook read it whole")
 }

@@ -126,8 +126,28 @@ type Result struct {
 	Ended *Ended
 }
 
-func refused(status int, code string, err error, ev agents.Event) Result {
+func refused(code string, err error, ev agents.Event) Result {
+	status, ok := RefusalStatus[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
 	return Result{Status: status, Code: code, Err: err, Event: ev}
+}
+
+// RefusalStatus is the HTTP status of every code a hook event is refused
+// with; the server's one code list includes these.
+var RefusalStatus = map[string]int{
+	"malformed_json":         http.StatusBadRequest,
+	"hook.unknown_agent":     http.StatusNotFound,
+	"hook.missing_field":     http.StatusBadRequest,
+	"hook.untranslatable":    http.StatusBadRequest,
+	"hook.no_pending_call":   http.StatusConflict,
+	"hook.permit_refused":    http.StatusConflict,
+	"hook.unknown_session":   http.StatusNotFound,
+	"hook.task_open_failed":  http.StatusInternalServerError,
+	"hook.authorize_failed":  http.StatusInternalServerError,
+	"hook.complete_failed":   http.StatusInternalServerError,
+	"hook.task_close_failed": http.StatusInternalServerError,
 }
 
 // Handle answers one hook event of agent: body is the hook input, event
@@ -135,14 +155,14 @@ func refused(status int, code string, err error, ev agents.Event) Result {
 func (s *Service) Handle(ctx context.Context, agent agents.Agent, event string, body []byte) Result {
 	d, err := agents.Lookup(agent)
 	if err != nil {
-		return refused(http.StatusNotFound, "hook.unknown_agent", err, agents.Event{})
+		return refused("hook.unknown_agent", err, agents.Event{})
 	}
 	ev, err := d.Decode(event, body)
 	switch {
 	case errors.Is(err, agents.ErrMissingField):
-		return refused(http.StatusBadRequest, "hook.missing_field", err, ev)
+		return refused("hook.missing_field", err, ev)
 	case err != nil:
-		return refused(http.StatusBadRequest, "hook.malformed", err, ev)
+		return refused("malformed_json", err, ev)
 	}
 	switch ev.Kind {
 	case agents.KindSessionEnd:
@@ -150,7 +170,7 @@ func (s *Service) Handle(ctx context.Context, agent agents.Agent, event string, 
 	case agents.KindObserve, agents.KindSessionStart:
 		if ev.SessionID != "" {
 			if _, err := s.open(ctx, ev); err != nil {
-				return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+				return refused("hook.task_open_failed", err, ev)
 			}
 		}
 		return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}

@@ -241,7 +241,7 @@ func TestService_ClaudeSession(t *testing.T) {
 	// Malformed and missing tool_name: 400, nothing appended.
 	res = r.svc.Handle(ctx, agents.Claude, "", []byte(`{"session_id":"`+sid+`","hook_event_name":"PreToolUse"`))
 	require.Equal(t, 400, res.Status)
-	require.Equal(t, "hook.malformed", res.Code)
+	require.Equal(t, "malformed_json", res.Code)
 	res = h("PreToolUse", map[string]any{"tool_input": map[string]any{"command": "ls"}})
 	require.Equal(t, 400, res.Status)
 	require.Equal(t, "hook.missing_field", res.Code)

@@ -13,7 +13,6 @@ import (
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/internal/sse"
 	"github.com/govhost/govhost/service"
 )
@@ -56,17 +55,10 @@ var routes = []route{
 	{method: "POST", pattern: "/v1/checkpoints", role: roleOperator, handle: (*Server).signCheckpoint},
 	{method: "POST", pattern: "/v1/tasks/{task_id}/exceptions", role: roleOperator, handle: (*Server).grantException},
 	{method: "POST", pattern: "/v1/tasks/{task_id}/break-glass", role: roleOperator, handle: (*Server).breakGlass},
-	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, bodyLimit: func(*Server) int64 { return hooks.MaxBody }},
-	{method: "GET", pattern: "/v1/hooks/{agent}/sessions/{session_id}", handle: (*Server).hook},
+	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, bodyLimit: func(*Server) int64 { return api.MaxHookBody }},
+	{method: "GET", pattern: "/v1/hooks/{agent}/sessions/{session_id}", handle: (*Server).hookSession},
 	{method: "GET", pattern: "/ui/{path...}", public: true, handle: (*Server).console},
 	{method: "POST", pattern: "/ui/{path...}", public: true, handle: (*Server).console},
-}
-
-// hook serves the coding agents' hooks (package hooks): the agent's own
-// answer body, the command hook's envelope, or a hook.* error body.
-func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
-	s.hooks.ServeHTTP(w, r)
-	return nil
 }
 
 func pathID(r *http.Request, name string) (uuid.UUID, error) {

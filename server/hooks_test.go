@@ -10,7 +10,17 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/govhost/govhost/api"
 )
+
+// getJSON GETs path with the agents' token and decodes the answer.
+func getJSON(t *testing.T, e *env, path string, status int, out any) {
+	t.Helper()
+	resp := rawGet(t, e, path, testToken)
+	require.Equal(t, status, resp.StatusCode)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+}
 
 func (e *env) post(t *testing.T, path, body string, token bool) (int, []byte) {
 	t.Helper()
@@ -70,10 +80,11 @@ func TestHooks_ClaudeCodeSession(t *testing.T) {
 		code       string
 	}{
 		{"/v1/hooks/claude-code", ev("PreToolUse", `,"tool_name":"Bash","tool_input":{"command":"ls"}`), false, 401, "unauthorized"},
-		{"/v1/hooks/claude-code", `{"session_id":`, true, 400, "hook.malformed"},
+		{"/v1/hooks/claude-code", `{"session_id":`, true, 400, "malformed_json"},
+		{"/v1/hooks/claude-code", `{"session_id":"` + sid + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + strings.Repeat("a", api.MaxHookBody) + `"}}`, true, 413, "body_too_large"},
 		{"/v1/hooks/claude-code", ev("PreToolUse", `,"tool_input":{"command":"ls"}`), true, 400, "hook.missing_field"},
 		{"/v1/hooks/claude-code", ev("PostToolUse", `,"tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_none","tool_response":"x"`), true, 409, "hook.no_pending_call"},
-		{"/v1/hooks/windsurf", `{}`, true, 404, ""},
+		{"/v1/hooks/windsurf", `{}`, true, 404, "hook.unknown_agent"},
 	} {
 		status, body := e.post(t, tc.path, tc.body, tc.token)
 		require.Equal(t, tc.status, status, "%s: %s", tc.path, body)
@@ -86,6 +97,13 @@ func TestHooks_ClaudeCodeSession(t *testing.T) {
 		}
 	}
 	require.Equal(t, before, e.records(), "refused hook requests record nothing")
+
+	var open api.HookSession
+	getJSON(t, e, "/v1/hooks/claude/sessions/"+sid, http.StatusOK, &open)
+	require.Equal(t, "open", open.State)
+	var eb api.ErrorBody
+	getJSON(t, e, "/v1/hooks/claude/sessions/nope", http.StatusNotFound, &eb)
+	require.Equal(t, "hook.unknown_session", eb.Error.Code)
 
 	status, body = e.post(t, "/v1/hooks/claude-code", ev("SessionEnd", `,"reason":"other"`), true)
 	require.Equal(t, 200, status, string(body))

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/govhost/govhost/api"
-	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/internal/bearer"
 	"github.com/govhost/govhost/service"
 )
@@ -79,7 +78,6 @@ type Server struct {
 	log          *slog.Logger
 	ready        atomic.Bool
 	mux          *http.ServeMux
-	hooks        http.Handler
 	uploads      chan struct{} // one per upload in flight (UploadSlots)
 	uploadsQueue atomic.Int64  // uploads waiting for a slot
 	consoleUI    http.Handler
@@ -148,7 +146,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), operator: bearer.New(cfg.OperatorToken), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots), consoleUI: cfg.Console}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
-	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 	}

@@ -19,6 +19,33 @@ const HookRole = "coding-agent"
 // Hooks runs the coding agents' sessions (POST /v1/hooks/{agent}).
 func (s *Service) Hooks() *hooks.Service { return s.hooks }
 
+// hookAgent is the agent a hook route names: "claude-code" is Claude
+// Code's HTTP hook, every other name is a dialect's.
+func hookAgent(name string) agents.Agent {
+	if name == "claude-code" {
+		return agents.Claude
+	}
+	return agents.Agent(name)
+}
+
+// HandleHook answers one hook event of the agent named name: body is the
+// agent's hook input, event names the event when the payload does not.
+func (s *Service) HandleHook(ctx context.Context, name, event string, body []byte) hooks.Result {
+	return s.hooks.Handle(ctx, hookAgent(name), event, body)
+}
+
+// HookSession says where an agent session is: ended (its task closed,
+// certified or not), or open with its chain; ok false for a session this
+// server does not know. agent is the dialect's name.
+func (s *Service) HookSession(name, sessionID string) (agent string, ended *hooks.Ended, chain uuid.UUID, ok bool) {
+	a := hookAgent(name)
+	if e, found := s.hooks.Session(a, sessionID); found {
+		return string(a), e, e.Boundary.ChainID, true
+	}
+	chain, open := s.hooks.ChainOf(a, sessionID)
+	return string(a), nil, chain, open
+}
+
 // hookTask pins a new agent session's task to the policy its labels
 // resolve to; the hooks service makes the session's cwd its workspace.
 func (s *Service) hookTask(ctx context.Context, ev agents.Event) (controller.TaskOptions, error) {
@@ -38,6 +65,16 @@ func (s *Service) certifyHook(ctx context.Context, b governance.ClosedTaskBounda
 		return governance.TaskCertificate{}, err
 	}
 	return c.Certificate, nil
+}
+
+// HookRefusalStatus is the HTTP status of every code a hook event is
+// refused with (hooks.RefusalStatus), for the server's code list.
+func HookRefusalStatus() map[string]int {
+	out := make(map[string]int, len(hooks.RefusalStatus))
+	for code, status := range hooks.RefusalStatus {
+		out[code] = status
+	}
+	return out
 }
 
 // chainHeadHash is a chain's head hash, for the hook session's notice.

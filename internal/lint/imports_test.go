@@ -77,21 +77,27 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"evidence":   {"governance", "evidence", filepath.Join("internal", "pgdb")},
 		// policy/policyfile's templates and the default profiles name abi's
 		// operations and tool ids.
-		"policy":      {"governance", "abi", "policy", filepath.Join("internal", "pgdb")},
-		"sdk":         {"abi", "sdk"},
-		"plugins":     {"abi", "sdk", "plugins"},
-		"certify":     {"governance", "evidence", "checkpoint", "certify"},
-		"checkpoint":  {"checkpoint"},
-		"controller":  {"governance", "evidence", "policy", "abi", "certify", "controller"},
-		"host":        {"abi", "governance", "host"},
-		"agents":      {"governance", "abi", "controller", "agents"},
+		"policy":     {"governance", "abi", "policy", filepath.Join("internal", "pgdb")},
+		"sdk":        {"abi", "sdk"},
+		"plugins":    {"abi", "sdk", "plugins"},
+		"certify":    {"governance", "evidence", "checkpoint", "certify"},
+		"checkpoint": {"checkpoint"},
+		"controller": {"governance", "evidence", "policy", "abi", "certify", "controller"},
+		"host":       {"abi", "governance", "host"},
+		// agents is pure translation: its own Request, no controller;
+		// hooks maps it onto controller.Call and has no router of its own;
+		// the command hook links only agents and the wire vocabulary.
+		"agents":      {"governance", "abi", "agents"},
 		"hooks":       {"agents", "controller", "governance", "abi", "pathfacts", "hooks"},
-		"hookclient":  {"agents", "hooks", "hookclient"},
+		"hookclient":  {"agents", "api", "hookclient"},
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the
 		// wire vocabulary and the Go client stay light (no engine).
 		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "certify", "service"},
-		"server":  {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
+		// service still returns some wire types (api: DESIGN.md's "today"
+		// arrow, issue 23's one-HTTP-edge step); server reaches hooks only
+		// through service (controller: the broker's event type it streams).
+		"server": {"governance", "controller", "abi", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
 		// The web console: the service's operations and the wire vocabulary
 		// (static files need nothing else), and the event-stream writer.
 		"console":                         {"service", "api", "governance", filepath.Join("internal", "sse"), "console"},

@@ -186,7 +186,7 @@ func (c *Console) checkpoint(w http.ResponseWriter, r *http.Request, _ *session)
 	if !ok {
 		return
 	}
-	note, err := c.svc.SignedCheckpoint(r.Context(), id)
+	note, err := c.svc.SignCheckpoint(r.Context(), id)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -214,7 +214,7 @@ func (c *Console) bundle(w http.ResponseWriter, r *http.Request, _ *session) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := c.svc.WriteTaskBundle(r.Context(), id, &buf); err != nil {
+	if err := c.svc.BundleTar(r.Context(), id, true, &buf); err != nil {
 		c.fail(w, r, err)
 		return
 	}

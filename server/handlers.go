@@ -32,7 +32,7 @@ var routes = []route{
 	{method: "GET", pattern: "/v1/approvals", handle: (*Server).listApprovals},
 	{method: "GET", pattern: "/v1/approvals/events", handle: (*Server).approvalEvents},
 	{method: "POST", pattern: "/v1/approvals/{approval_id}", handle: (*Server).resolveApproval},
-	{method: "GET", pattern: "/v1/decisions/events", handle: (*Server).decisionEvents},
+	{method: "GET", pattern: "/v1/decisions/events", role: roleOperator, handle: (*Server).decisionEvents},
 	{method: "POST", pattern: "/v1/chains/{chain_id}/certificate", handle: (*Server).mint},
 	{method: "GET", pattern: "/v1/certificates/{certificate_id}", handle: (*Server).certificate},
 	{method: "GET", pattern: "/v1/chains/{chain_id}", handle: (*Server).exportChain},

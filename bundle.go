@@ -59,9 +59,18 @@ func (e *Engine) TaskChain(ctx context.Context, task uuid.UUID) (uuid.UUID, erro
 }
 
 // closedTask returns the boundary a chain's TASK_CLOSED of task records.
-// Only corrections may follow a TASK_CLOSED, so it is among the last
-// records: read backwards from the head.
 func closedTask(ctx context.Context, store evidence.Store, chain, task uuid.UUID) (governance.ClosedTaskBoundary, bool, error) {
+	b, ok, err := closedBoundary(ctx, store, chain)
+	if err != nil || !ok || b.TaskBoundaryID != task {
+		return governance.ClosedTaskBoundary{}, false, err
+	}
+	return b, true, nil
+}
+
+// closedBoundary returns the boundary the chain's TASK_CLOSED records, if
+// the chain is closed. Only corrections may follow a TASK_CLOSED, so it is
+// among the last records: read backwards from the head.
+func closedBoundary(ctx context.Context, store evidence.Store, chain uuid.UUID) (governance.ClosedTaskBoundary, bool, error) {
 	head, err := store.Head(ctx, chain)
 	if err != nil || head.IsEmpty() {
 		return governance.ClosedTaskBoundary{}, false, err
@@ -75,7 +84,7 @@ func closedTask(ctx context.Context, store evidence.Store, chain, task uuid.UUID
 			r := recs[i]
 			if r.RecordType == governance.TaskClosed {
 				b, err := boundaryOfRecord(r)
-				if err != nil || b.TaskBoundaryID != task {
+				if err != nil {
 					return governance.ClosedTaskBoundary{}, false, nil
 				}
 				return b, true, nil
@@ -116,7 +125,7 @@ func boundaryOfRecord(r governance.EvidenceRecord) (governance.ClosedTaskBoundar
 }
 
 // SignCheckpoint signs the checkpoint of a chain's current head with the
-// data directory's key.
+// data directory's key and appends it to the engine's checkpoint log.
 func (e *Engine) SignCheckpoint(ctx context.Context, chain uuid.UUID) ([]byte, error) {
 	head, err := e.Evidence.Head(ctx, chain)
 	if err != nil {
@@ -125,7 +134,11 @@ func (e *Engine) SignCheckpoint(ctx context.Context, chain uuid.UUID) ([]byte, e
 	if head.IsEmpty() {
 		return nil, fmt.Errorf("govhost: chain %s has no records", chain)
 	}
-	return e.signHead(chain, head)
+	note, err := e.signHead(chain, head)
+	if err != nil {
+		return nil, err
+	}
+	return note, e.appendCheckpoint(note)
 }
 
 func (e *Engine) signHead(chain uuid.UUID, head governance.ChainHead) ([]byte, error) {
@@ -140,40 +153,29 @@ func (e *Engine) signHead(chain uuid.UUID, head governance.ChainHead) ([]byte, e
 	return checkpoint.Sign(checkpoint.For(chain, head.Sequence+1, head.Hash), signer)
 }
 
-// Bundle mints the certificate of a closed task at its chain's current
-// head and gathers its proof: the chain, the exact policy snapshot and a
-// checkpoint of the head signed with the data directory's key. A task
+// Bundle returns the certificate bundle of a closed task at its chain's
+// current head: the chain, the exact policy snapshot, and a checkpoint of
+// the head signed with the data directory's key. The bundle kept when the
+// task closed is returned as it is while the chain has not grown; after a
+// correction a new certificate is minted, signed, logged and kept. A task
 // that cannot be certified is refused with the issuer's
 // *governance.CertificateError.
 func (e *Engine) Bundle(ctx context.Context, task uuid.UUID) (certify.Bundle, error) {
-	chain, err := e.TaskChain(ctx, task)
+	var chain uuid.UUID
+	// The kept bundle names the chain: no scan of every chain.
+	if kept, err := certify.ReadBundle(certify.PartsOf(e.keptDir(task))); err == nil && len(kept.Records) > 0 {
+		chain = kept.Records[0].ChainID
+	} else if chain, err = e.TaskChain(ctx, task); err != nil {
+		return certify.Bundle{}, err
+	}
+	boundary, ok, err := closedTask(ctx, e.Evidence, chain, task)
+	if err == nil && !ok { // a kept bundle naming another chain: find the task's own
+		if chain, err = e.TaskChain(ctx, task); err == nil {
+			boundary, _, err = closedTask(ctx, e.Evidence, chain, task)
+		}
+	}
 	if err != nil {
 		return certify.Bundle{}, err
 	}
-	boundary, _, err := closedTask(ctx, e.Evidence, chain, task)
-	if err != nil {
-		return certify.Bundle{}, err
-	}
-	head, err := e.Evidence.Head(ctx, chain)
-	if err != nil {
-		return certify.Bundle{}, err
-	}
-	cert, err := e.Issuer().Mint(ctx, boundary, head.Hash)
-	if err != nil {
-		return certify.Bundle{}, err
-	}
-	recs, err := e.Evidence.Read(ctx, chain, -1)
-	if err != nil {
-		return certify.Bundle{}, err
-	}
-	recs = recs[:head.Sequence+1] // the minted head, even if the chain grew since
-	snap, err := e.Policies.Get(ctx, boundary.PolicyID, boundary.PolicyVersion)
-	if err != nil {
-		return certify.Bundle{}, err
-	}
-	note, err := e.signHead(chain, head)
-	if err != nil {
-		return certify.Bundle{}, err
-	}
-	return certify.Bundle{Certificate: cert, Records: recs, Policy: &snap, Checkpoint: note}, nil
+	return e.bundleOf(ctx, chain, boundary)
 }

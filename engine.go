@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/evidence"
@@ -45,18 +46,32 @@ type Options struct {
 	// zero value's defaults suit one server (32 connections, 10s statement
 	// timeout, 30m connection lifetime).
 	Postgres pgstore.Options
+	// CheckpointLog is the operator's checkpoint log (a file, or a
+	// directory of one file per checkpoint; see checkpoint.Append) that
+	// every checkpoint the engine signs is appended to: at every task's
+	// close, and for every open chain when the engine closes (seal.go).
+	// Default <Dir>/checkpoints/. A log outside the data directory (and
+	// its backups) is what catches a data directory rolled back.
+	CheckpointLog string
 }
 
 // Engine is the embedded default, open on one data directory (and, when
 // Options.Store says so, one PostgreSQL database). Close it.
 type Engine struct {
-	Evidence  evidence.Store // *pebblestore.Store or *pgstore.Store
-	Policies  policy.Store   // the matching policy store
+	Evidence evidence.Store // *pebblestore.Store or *pgstore.Store
+	Policies policy.Store   // the matching policy store
+	// Sessions keeps the coding agents' open sessions in the same database
+	// (Pebble keys "h/", or the PostgreSQL table hook_sessions).
+	Sessions  SessionStore
 	closers   []func() error // the stores', policies first
 	Host      *host.Host
 	Gates     *Gates
 	Projector *controller.ObservationProjector
 	dir       string
+	// checkpointLog, sealer, sealMu: seal.go.
+	checkpointLog string
+	sealer        *sealer
+	sealMu        sync.Mutex
 }
 
 // Open opens (creating if needed) the data directory and the stores. With
@@ -76,11 +91,15 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	e := &Engine{dir: dir, Projector: controller.NewObservationProjector()}
+	e := &Engine{dir: dir, Projector: controller.NewObservationProjector(), checkpointLog: opts.CheckpointLog}
+	if e.checkpointLog == "" {
+		e.checkpointLog = filepath.Join(dir, DefaultCheckpointLog) + string(filepath.Separator)
+	}
 	if err := e.open(ctx, cfg, opts, log); err != nil {
 		// Close what was opened; a nil field was never opened.
 		return nil, errors.Join(err, e.Close(ctx))
 	}
+	e.startSealing(log)
 	return e, nil
 }
 
@@ -121,9 +140,14 @@ func (e *Engine) Issuer() *controller.CertificateIssuer {
 	return &controller.CertificateIssuer{Evidence: e.Evidence, Policies: e.Policies}
 }
 
-// Close closes the stores and the host.
+// Close seals what the engine saw (closed tasks not yet sealed, the heads
+// of open chains: seal.go), then closes the stores and the host.
 func (e *Engine) Close(ctx context.Context) error {
 	var errs []error
+	if e.sealer != nil {
+		e.sealer.stop(ctx)
+		e.sealer = nil
+	}
 	for _, c := range e.closers {
 		errs = append(errs, c())
 	}

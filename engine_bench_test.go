@@ -154,7 +154,7 @@ func policiesOf(b *testing.B, e *benchEnv) policy.Store {
 
 func BenchmarkBareGates(b *testing.B) {
 	e := newBenchEnv(b, evidence.NewMemStore())
-	args, err := controller.ParseArguments(benchArgs)
+	args, err := governance.ParseArguments(benchArgs)
 	if err != nil {
 		b.Fatal(err)
 	}

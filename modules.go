@@ -32,6 +32,10 @@ type ModuleInfo struct {
 // ErrModuleEmpty refuses an upload without bytes.
 var ErrModuleEmpty = errors.New("govhost: the module is empty (send the .wasm file's bytes)")
 
+// ErrLoadBusy refuses a load when the host's compile slots and their queue
+// are full (host.ErrLoadBusy): nothing is wrong with the module; retry later.
+var ErrLoadBusy = host.ErrLoadBusy
+
 // ModuleRefusedError is a module the host refuses as a gate. Code is the
 // host's stable reason code (host.CodeInvalidModule, host.CodeBadImport,
 // host.CodeReservedName, host.CodeTooManyFunctions, ...); the message is
@@ -49,7 +53,7 @@ func (e *ModuleRefusedError) Unwrap() error { return e.Err }
 // reason host.Load refuses a module for.
 var ModuleRefusalCodes = []string{
 	host.CodeInvalidModule, host.CodeBadImport, host.CodeReservedName, host.CodeMissingExport,
-	host.CodeABIVersion, host.CodeMemoryLimit, host.CodeLoadTimeout, host.CodeCanceled,
+	host.CodeABIVersion, host.CodeMemoryLimit, host.CodeLoadTimeout, host.CodeCanceled, host.CodeLoadMemory,
 	host.CodeTooManyFunctions, host.CodeTooManyLocals, host.CodeNestingTooDeep,
 	host.CodeBranchTableTooLarge, host.CodeFunctionTooLarge,
 }

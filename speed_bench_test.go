@@ -31,7 +31,9 @@ import (
 
 // BenchmarkBuiltinGate is one warm call of each built-in gate on the
 // input a governed `ls -la src` gives it, and of the trivial Go guest
-// (the reference: the least a Go-built guest costs a call) in the same run.
+// (the reference: the least a Go-built guest costs a call) and the C guest
+// (host/'s Gate_Evaluate/abi=native/logic=c: the bar of issue 26 for the
+// native-ABI built-in gates) in the same run.
 func BenchmarkBuiltinGate(b *testing.B) {
 	ctx := context.Background()
 	eng, err := govhost.Open(ctx, govhost.Options{Dir: b.TempDir()})
@@ -40,19 +42,22 @@ func BenchmarkBuiltinGate(b *testing.B) {
 	}
 	b.Cleanup(func() { eng.Close(ctx) })
 	dir := b.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "trivial.wasm"), wasmfixtures.Bytes("trivial_go.wasm"), 0o600); err != nil {
-		b.Fatal(err)
+	for file, fixture := range map[string]string{"trivial.wasm": "trivial_go.wasm", "c.wasm": "c_gate.wasm"} {
+		if err := os.WriteFile(filepath.Join(dir, file), wasmfixtures.Bytes(fixture), 0o600); err != nil {
+			b.Fatal(err)
+		}
 	}
 	doc := fmt.Sprintf(`{"policy_id": %q, "version": "bench", "gates": [
     {"gate_id": "permission", "module": "permission", "level": "hard", "order": 1, "tool_ids": ["bash"], "config": {"lionagi": {"mode": "rules", "allow": {"bash": ["ls *"]}}}},
     {"gate_id": "pathguard", "module": "pathguard", "level": "hard", "order": 2, "tool_ids": ["bash"], "config": {"kind": "guard_paths", "allowed_paths": [%q]}},
     {"gate_id": "destructive", "module": "destructive", "level": "hard", "order": 3, "tool_ids": ["bash"]},
-    {"gate_id": "trivial_go", "module": "./trivial.wasm", "level": "hard", "order": 4, "tool_ids": ["bash"]}]}`, uuid.New(), dir)
+    {"gate_id": "trivial_go", "module": "./trivial.wasm", "level": "hard", "order": 4, "tool_ids": ["bash"]},
+    {"gate_id": "c_guest", "module": "./c.wasm", "level": "hard", "order": 5, "tool_ids": ["bash"]}]}`, uuid.New(), dir)
 	snap, err := policyfile.Load([]byte(doc), "bench.json", eng.Gates.Resolver(dir))
 	if err != nil {
 		b.Fatal(err)
 	}
-	args, err := controller.ParseArguments(benchArgs)
+	args, err := governance.ParseArguments(benchArgs)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +122,7 @@ func BenchmarkControllerOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		args, err := controller.ParseArguments(benchArgs)
+		args, err := governance.ParseArguments(benchArgs)
 		if err != nil {
 			b.Fatal(err)
 		}

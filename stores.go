@@ -58,7 +58,8 @@ func (e *Engine) openStores(ctx context.Context, opts Options, log *slog.Logger)
 			return fmt.Errorf("govhost: open the PostgreSQL policy store: %w", err)
 		}
 		e.Policies, e.closers = ps, append([]func() error{ps.Close}, e.closers...)
-		return nil
+		e.Sessions, err = newPGSessions(ctx, ev.Pool())
+		return err
 	}
 	// One Pebble database holds both stores (evidence under "e/", policy
 	// under "p/"): one lock, one WAL, and the evidence store's handling of
@@ -73,5 +74,6 @@ func (e *Engine) openStores(ctx context.Context, opts Options, log *slog.Logger)
 		return err
 	}
 	e.Policies, e.closers = ps, append([]func() error{ps.Close}, e.closers...)
+	e.Sessions = pebbleSessions{db: ev.DB()}
 	return nil
 }

@@ -195,6 +195,8 @@ func (d *decoder) pathFact(p *PathFact) error {
 			return d.str((*string)(&p.Kind))
 		case "nearest_existing":
 			return d.str(&p.NearestExisting)
+		case "link":
+			return d.bool(&p.Link)
 		}
 		return d.skip()
 	})

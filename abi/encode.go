@@ -55,6 +55,9 @@ func AppendGateInput(dst []byte, in *GateInput) ([]byte, error) {
 			dst = strconv.AppendBool(dst, p.Exists)
 			dst = appendField(dst, "kind", string(p.Kind))
 			dst = appendField(dst, "nearest_existing", p.NearestExisting)
+			if p.Link {
+				dst = append(dst, `,"link":true`...)
+			}
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

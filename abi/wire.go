@@ -61,6 +61,12 @@ type PathFact struct {
 	// Resolved, itself resolved (Resolved when it is an existing directory;
 	// a regular file is never an ancestor).
 	NearestExisting string `json:"nearest_existing"`
+	// Link reports that the path as asked for (cwd joined with the raw
+	// text, cleaned, its intermediate symlinks followed) names a symbolic
+	// link itself: its last component is a link (Python's
+	// Path.is_symlink(), what LionAGI's path_safety refuses). Absent when
+	// false.
+	Link bool `json:"link,omitempty"`
 }
 
 // ActorRef names who acts, as supplied by the caller: policy input, not proof

@@ -125,16 +125,33 @@ func UnavailableMessage(cause string) string {
 
 // Unavailable is the command hook's answer when the sidecar cannot answer
 // (down, timeout, bad answer). A pre-tool event is blocked; any other
-// event gets a non-blocking error (exit status 1, the message on stderr):
-// blocking a Stop would keep the agent from stopping.
+// event gets a non-blocking error (exit status 1, the message on stderr)
+// that says what happened — nothing was blocked, the event went
+// unrecorded: blocking a Stop would keep the agent from stopping, and a
+// tool that already ran cannot be stopped.
 func (d *Dialect) Unavailable(ev Event, cause string) Answer {
-	msg := UnavailableMessage(cause)
 	if ev.Kind != KindPreTool {
-		return Answer{Exit: 1, Stderr: msg}
+		return Answer{Exit: 1, Stderr: UnrecordedMessage(ev, cause)}
 	}
+	msg := UnavailableMessage(cause)
 	a := d.block(ev, msg)
 	a.Stderr = msg
 	return a
+}
+
+// UnrecordedMessage is what the agent shows when the sidecar could not
+// take an event other than a pre-tool one: what went unrecorded, and that
+// nothing was blocked.
+func UnrecordedMessage(ev Event, cause string) string {
+	name := ev.Name
+	if name == "" {
+		name = "hook"
+	}
+	switch ev.Kind {
+	case KindPostTool, KindToolFailed, KindToolNotRun:
+		return "govhost could not record the outcome of this tool call (" + cause + "): the call was not blocked, and the session's evidence lacks its outcome (" + name + ")"
+	}
+	return "govhost could not record the " + name + " event (" + cause + "); nothing was blocked, the event is not in the session's evidence"
 }
 
 func (d *Dialect) render(ev Event, decision Decision, message string) []byte {

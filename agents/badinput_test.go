@@ -45,6 +45,38 @@ func TestDecode_UnknownEventIsObserved(t *testing.T) {
 	}
 }
 
+// TestDecode_UnknownEventAskingAboutAToolFailsClosed: an undocumented
+// event name (a typo, a newer agent) on a payload that names a tool and
+// its input, with no response, is governed as a pre-tool event; the same
+// with a response stays observed.
+func TestDecode_UnknownEventAskingAboutAToolFailsClosed(t *testing.T) {
+	for _, agent := range agents.Agents() {
+		d, err := agents.Lookup(agent)
+		require.NoError(t, err)
+		in, err := d.CanaryInput(d.PreToolEvent(), "s", "/w")
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(in, &m))
+		m["hook_event_name"] = "PreToolUze"
+		typo, _ := json.Marshal(m)
+		ev, err := d.Decode("", typo)
+		require.NoError(t, err, agent)
+		require.Equal(t, agents.KindPreTool, ev.Kind, "%s: %s", agent, typo)
+		calls, err := d.Request(ev, nil)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"command":"rm -rf /"}`, string(calls[0].Arguments))
+		require.True(t, d.Answer(ev, agents.Verdict{Decision: agents.Deny, Message: "no"}, agents.AnswerOptions{}).Blocks)
+
+		for _, k := range []string{"tool_response", "tool_result", "toolResult", "tool_output"} {
+			m[k] = map[string]any{"ok": true}
+		}
+		after, _ := json.Marshal(m)
+		ev, err = d.Decode("", after)
+		require.NoError(t, err, agent)
+		require.Equal(t, agents.KindObserve, ev.Kind, "%s: a payload reporting a result is not a question", agent)
+	}
+}
+
 func TestDecode_Malformed(t *testing.T) {
 	d := claude(t)
 	for name, body := range map[string]string{

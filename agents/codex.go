@@ -1,13 +1,17 @@
 package agents
 
-// codexTools is Claude Code's table plus apply_patch, Codex's file editor:
-// its tool_input.command holds the patch, one governed call per file.
+import "github.com/govhost/govhost/abi"
+
+// codexTools is Claude Code's table plus apply_patch, Codex's file editor
+// (its tool_input.command holds the patch, one governed call per file),
+// and update_plan, its to-do list.
 var codexTools = func() map[string]ToolSpec {
-	t := make(map[string]ToolSpec, len(claudeTools)+1)
+	t := make(map[string]ToolSpec, len(claudeTools)+2)
 	for k, v := range claudeTools {
 		t[k] = v
 	}
-	t["apply_patch"] = ToolSpec{Tool: "patch", Rule: OpByPatch, CommandFrom: []string{"command", "patch", "input"}}
+	t["apply_patch"] = ToolSpec{Tool: abi.ToolPatch, Rule: OpByPatch, CommandFrom: []string{"command", "patch", "input"}}
+	t["update_plan"] = planTool
 	return t
 }()
 

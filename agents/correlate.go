@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 )
 
@@ -38,7 +37,7 @@ func ResponseDigest(ev Event) string {
 func stableJSON(raw json.RawMessage) []byte {
 	wrapped := make([]byte, 0, len(raw)+6)
 	wrapped = append(append(append(wrapped, `{"v":`...), raw...), '}')
-	if args, err := controller.ParseArguments(wrapped); err == nil {
+	if args, err := governance.ParseArguments(wrapped); err == nil {
 		return args.Canonical
 	}
 	var buf bytes.Buffer

@@ -120,11 +120,17 @@ func (d *Dialect) decode(hint string, p payload) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
+	f := format.Fields
 	spec, documented := format.Events[name]
 	if !documented {
 		spec = EventSpec{Kind: KindObserve}
+		if preToolShaped(p, f) {
+			// An event name no format documents (a typo, a newer agent)
+			// that asks about a tool call is governed as a pre-tool event:
+			// answering it "no opinion" would let "rm -rf /" through.
+			spec = EventSpec{Kind: KindPreTool}
+		}
 	}
-	f := format.Fields
 	ev := Event{Agent: d.Agent, Format: format.Name, Name: name, Kind: spec.Kind, spec: spec}
 	if ev.SessionID, _, err = p.str(f.Session...); err != nil {
 		return Event{}, err
@@ -155,6 +161,24 @@ func (d *Dialect) decode(hint string, p payload) (Event, error) {
 		}
 	}
 	return ev, nil
+}
+
+// preToolShaped reports a payload that names a tool and its input and
+// carries no response or error: the shape of a question before a tool
+// runs, whatever its event is called.
+func preToolShaped(p payload, f Fields) bool {
+	name, ok, err := p.str(f.ToolName...)
+	if err != nil || !ok || name == "" {
+		return false
+	}
+	if _, input := p.raw(f.ToolInput...); input == nil {
+		return false
+	}
+	if _, resp := p.raw(f.ToolResponse...); resp != nil {
+		return false
+	}
+	_, failure := p.raw(f.Error...)
+	return failure == nil
 }
 
 // format finds the payload's format and event name.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/controller"
+	"github.com/govhost/govhost/governance"
 )
 
 // fixture is one agent's documented events, recorded from its
@@ -118,7 +119,7 @@ func checkCalls(t *testing.T, want []expectedCall, got []controller.Call, ev age
 		require.Equal(t, ev.Cwd, g.Cwd)
 		require.Equal(t, ev.SessionID, g.RunID)
 		require.Equal(t, ev.ToolUseID, g.ToolCallID)
-		args, err := controller.ParseArguments(g.Arguments)
+		args, err := governance.ParseArguments(g.Arguments)
 		require.NoError(t, err, "the arguments are a governed argument object")
 		var plain map[string]any
 		require.NoError(t, json.Unmarshal(g.Arguments, &plain))
@@ -188,6 +189,9 @@ func checkAnswers(t *testing.T, d *agents.Dialect, ev agents.Event) {
 	} else {
 		require.False(t, u.Blocks)
 		require.Equal(t, 1, u.Exit, "a non-blocking error outside pre-tool events")
+		require.NotContains(t, u.Stderr, "blocked because", "it says what happened: nothing was blocked")
+		require.Regexp(t, "not blocked|nothing was blocked", u.Stderr)
+		require.Contains(t, u.Stderr, "connection refused")
 	}
 }
 

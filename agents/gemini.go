@@ -15,6 +15,7 @@ var geminiTools = map[string]ToolSpec{
 	"grep_search":         grepTool.with("dir_path", "path"),
 	"web_fetch":           fetchTool,
 	"google_web_search":   searchTool,
+	"write_todos":         planTool,
 }
 
 // GeminiCLI is Gemini CLI's hook contract (google-gemini/gemini-cli

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"
 )
 
@@ -232,14 +233,14 @@ func patchCalls(agent Agent, base controller.Call, spec ToolSpec, input json.Raw
 		c.Arguments = args.Bytes()
 		switch f.Action {
 		case PatchAdd, PatchMoveTo:
-			c.Tool = "write"
+			c.Tool = abi.ToolWrite
 			op, err := operation(writeTool, f.Path, cwd, facts)
 			if err != nil {
 				return nil, err
 			}
 			c.Operation = op
 		default:
-			c.Tool, c.Operation = "patch", opModifyFile
+			c.Tool, c.Operation = abi.ToolPatch, opModifyFile
 		}
 		calls = append(calls, c)
 	}

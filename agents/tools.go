@@ -1,5 +1,7 @@
 package agents
 
+import "github.com/govhost/govhost/abi"
+
 // ToolSpec maps one agent tool onto govhost's tool and operation
 // vocabulary (AgentLane's: read, find, grep, write, patch, bash), so the
 // built-in gates apply unchanged.
@@ -39,27 +41,31 @@ const (
 	OpByPatch
 )
 
-// The govhost operations the agents' tools map onto (AgentLane's names).
+// The govhost operations the agents' tools map onto (abi's vocabulary).
 const (
-	opReadFile       = "read_file"
-	opSearchFiles    = "search_files"
-	opCreateFile     = "create_file"
-	opOverwriteFile  = "overwrite_file"
-	opModifyFile     = "modify_file"
-	opExecuteCommand = "execute_command"
-	opNetworkAccess  = "network_access"
+	opReadFile       = abi.OpReadFile
+	opSearchFiles    = abi.OpSearchFiles
+	opCreateFile     = abi.OpCreateFile
+	opOverwriteFile  = abi.OpOverwriteFile
+	opModifyFile     = abi.OpModifyFile
+	opExecuteCommand = abi.OpExecuteCommand
+	opNetworkAccess  = abi.OpNetworkAccess
 )
 
-// The table rows shared by several dialects.
+// The table rows shared by several dialects: every Tool is one of abi's
+// coding-agent tool ids (abi.CodingTools).
 var (
-	shellTool  = ToolSpec{Tool: "bash", Operation: opExecuteCommand, CommandFrom: []string{"command"}}
-	readTool   = ToolSpec{Tool: "read", Operation: opReadFile}
-	writeTool  = ToolSpec{Tool: "write", Rule: OpByExistence}
-	patchTool  = ToolSpec{Tool: "patch", Operation: opModifyFile}
-	findTool   = ToolSpec{Tool: "find", Operation: opSearchFiles}
-	grepTool   = ToolSpec{Tool: "grep", Rule: OpByKind}
-	fetchTool  = ToolSpec{Tool: "web_fetch", Operation: opNetworkAccess}
-	searchTool = ToolSpec{Tool: "web_search", Operation: opNetworkAccess}
+	shellTool  = ToolSpec{Tool: abi.ToolBash, Operation: opExecuteCommand, CommandFrom: []string{"command"}}
+	readTool   = ToolSpec{Tool: abi.ToolRead, Operation: opReadFile}
+	writeTool  = ToolSpec{Tool: abi.ToolWrite, Rule: OpByExistence}
+	patchTool  = ToolSpec{Tool: abi.ToolPatch, Operation: opModifyFile}
+	findTool   = ToolSpec{Tool: abi.ToolFind, Operation: opSearchFiles}
+	grepTool   = ToolSpec{Tool: abi.ToolGrep, Rule: OpByKind}
+	fetchTool  = ToolSpec{Tool: abi.ToolWebFetch, Operation: opNetworkAccess}
+	searchTool = ToolSpec{Tool: abi.ToolWebSearch, Operation: opNetworkAccess}
+	// planTool: the agent's to-do list and plan mode, which touch nothing
+	// outside the agent.
+	planTool = ToolSpec{Tool: abi.ToolPlan}
 )
 
 // with returns a copy of s reading its path from fields.
@@ -76,9 +82,11 @@ func (s ToolSpec) with(fields ...string) ToolSpec {
 //	Edit, MultiEdit, NotebookEdit patch / modify_file         on file_path (notebook_path)
 //	Glob                          find / search_files         on path (default: the cwd)
 //	Grep                          grep / read_file for a file, else search_files, on path
+//	LS                            find / search_files         on path
 //	WebFetch, WebSearch           web_fetch, web_search / network_access
+//	TodoWrite                     plan / no operation
 //	mcp__<server>__<tool>         the tool id mcp__<server>__<tool>, per server and tool
-//	anything else                 its own name (denied by policy.no_gate_binding unless bound)
+//	anything else                 its own name (the default policy asks about it)
 var claudeTools = map[string]ToolSpec{
 	"Bash":         shellTool,
 	"PowerShell":   shellTool,
@@ -89,8 +97,10 @@ var claudeTools = map[string]ToolSpec{
 	"NotebookEdit": patchTool.with("notebook_path", "file_path"),
 	"Glob":         findTool.with("path"),
 	"Grep":         grepTool.with("path"),
+	"LS":           findTool.with("path"),
 	"WebFetch":     fetchTool,
 	"WebSearch":    searchTool,
+	"TodoWrite":    planTool,
 }
 
 // mcpDoubleUnderscore splits Claude Code's, Codex's and Gemini CLI's MCP

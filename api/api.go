@@ -40,6 +40,17 @@ type ClosedTask struct {
 	UnfinishedOperations []uuid.UUID `json:"unfinished_operations"`
 }
 
+// TaskState is a task as the console lists it: open, or closed with its
+// head and the certificate minted for its chain (if any).
+type TaskState struct {
+	TaskInfo
+	State         string     `json:"state"`
+	Head          string     `json:"head,omitempty"`
+	OpenedAt      *time.Time `json:"opened_at,omitempty"`
+	ClosedAt      *time.Time `json:"closed_at,omitempty"`
+	CertificateID *uuid.UUID `json:"certificate_id,omitempty"`
+}
+
 // PermitInfo is a permit as a client sees it.
 type PermitInfo struct {
 	PermitID       string          `json:"permit_id"`
@@ -84,7 +95,62 @@ type Approval struct {
 	Status      string               `json:"status"`
 	Decision    string               `json:"decision,omitempty"`
 	DecidedAt   *time.Time           `json:"decided_at,omitempty"`
+	// Approver is who resolved it (console:<session>, link:<approval id>,
+	// system/timeout, or the approver an API client named).
+	Approver *governance.ActorRef `json:"approver,omitempty"`
+	// ArgumentDigest is the sha256 of Arguments; a resolution may be bound
+	// to it (ResolveApprovalRequest.ArgumentDigest).
+	ArgumentDigest string     `json:"argument_digest,omitempty"`
+	Action         string     `json:"action,omitempty"`
+	MatchedRule    string     `json:"matched_rule,omitempty"`
+	AgentName      string     `json:"agent_name,omitempty"`
+	RunID          string     `json:"run_id,omitempty"`
+	ToolCallID     string     `json:"tool_call_id,omitempty"`
+	Cwd            string     `json:"cwd,omitempty"`
+	PathFacts      []PathFact `json:"path_facts,omitempty"`
+	// Since is when the call began to wait.
+	Since time.Time `json:"since"`
 }
+
+// PathFact is one path argument as the host resolved it for the gates.
+type PathFact struct {
+	Arg             string `json:"arg"`
+	Raw             string `json:"raw"`
+	Resolved        string `json:"resolved"`
+	Exists          bool   `json:"exists"`
+	Kind            string `json:"kind"`
+	NearestExisting string `json:"nearest_existing,omitempty"`
+}
+
+// DecisionEvent is one verdict of GET /v1/decisions/events: allow, deny
+// (with the gate, reason code and message), ask (a gate wants an approver),
+// or failed (no verdict: evidence could not be written). Never argument
+// values.
+type DecisionEvent struct {
+	At             time.Time `json:"at"`
+	Verdict        string    `json:"verdict"`
+	TaskID         uuid.UUID `json:"task_id,omitempty"`
+	ChainID        uuid.UUID `json:"chain_id,omitempty"`
+	OperationID    uuid.UUID `json:"operation_id"`
+	Tool           string    `json:"tool"`
+	Operation      string    `json:"operation,omitempty"`
+	AgentName      string    `json:"agent_name,omitempty"`
+	RunID          string    `json:"run_id,omitempty"`
+	ToolCallID     string    `json:"tool_call_id,omitempty"`
+	ArgumentDigest string    `json:"argument_digest,omitempty"`
+	GateID         string    `json:"gate_id,omitempty"`
+	ReasonCode     string    `json:"reason_code,omitempty"`
+	Message        string    `json:"message,omitempty"`
+	ApprovalID     string    `json:"approval_id,omitempty"`
+}
+
+// Verdicts of a DecisionEvent.
+const (
+	VerdictAllow  = "allow"
+	VerdictDeny   = "deny"
+	VerdictAsk    = "ask"
+	VerdictFailed = "failed"
+)
 
 // Certificate is a minted certificate and the chain it certifies.
 type Certificate struct {
@@ -211,6 +277,12 @@ type ApprovalList struct {
 type ResolveApprovalRequest struct {
 	Decision string               `json:"decision"`
 	Approver *governance.ActorRef `json:"approver,omitempty"`
+	// ArgumentDigest, when set, binds the answer to the held call's
+	// arguments: a different digest resolves nothing
+	// (approval_arguments_changed).
+	ArgumentDigest string `json:"argument_digest,omitempty"`
+	// Reason, with a deny, is the text the agent is shown (never recorded).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Resolved answers a resolved approval.
@@ -290,3 +362,31 @@ type ModuleList struct {
 // MaxModuleBytes is the default bound of an uploaded module (a Go-built
 // gate is about 3.5 MB).
 const MaxModuleBytes = 32 << 20
+
+// GoverningPolicy is what governs an unlabelled call: the globally
+// resolved policy version and its gate bindings in evaluation order.
+type GoverningPolicy struct {
+	Policy   PolicySummary      `json:"policy"`
+	Bindings []GoverningBinding `json:"bindings"`
+}
+
+// GoverningBinding is one gate binding with its module and pool.
+type GoverningBinding struct {
+	GateID       string    `json:"gate_id"`
+	Order        int       `json:"order"`
+	Level        string    `json:"level"`
+	ToolIDs      []string  `json:"tool_ids"`
+	ModuleDigest string    `json:"module_digest"`
+	ABIKind      string    `json:"abi_kind,omitempty"`
+	Builtin      string    `json:"builtin,omitempty"`
+	Transform    bool      `json:"transform,omitempty"`
+	Config       string    `json:"config,omitempty"`
+	Pool         *PoolSize `json:"pool,omitempty"`
+}
+
+// PoolSize is a gate's instance pool: live (idle or serving) and the bound.
+type PoolSize struct {
+	Live int `json:"live"`
+	Idle int `json:"idle"`
+	Size int `json:"size"`
+}

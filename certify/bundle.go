@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/govhost/govhost/checkpoint"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 )
@@ -63,24 +65,13 @@ func WriteBundle(dir string, b Bundle) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	cert, err := b.Certificate.MarshalJSON()
+	list, err := b.Files()
 	if err != nil {
 		return err
 	}
-	var chain bytes.Buffer
-	if err := evidence.WriteJSONL(&chain, b.Records); err != nil {
-		return err
-	}
-	files := map[string][]byte{CertificateFile: append(cert, '\n'), ChainFile: chain.Bytes()}
-	if b.Policy != nil {
-		p, err := b.Policy.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		files[PolicyFile] = append(p, '\n')
-	}
-	if b.Checkpoint != nil {
-		files[CheckpointFile] = b.Checkpoint
+	files := make(map[string][]byte, len(list))
+	for _, f := range list {
+		files[f.Name] = f.Data
 	}
 	for _, name := range []string{CertificateFile, ChainFile, PolicyFile, CheckpointFile} {
 		path := filepath.Join(dir, name)
@@ -117,15 +108,55 @@ func PartsOf(dir string) Parts {
 	return p
 }
 
-// ReadBundle reads a bundle's files strictly: the certificate and every
-// chain line as governance reads them (exact keys, canonical forms), the
-// policy snapshot with its digest recomputed. A file that cannot be read
-// that way is a *BundleError (a chain line's error keeps its line
-// number); a policy whose stored digest does not recompute is not an input
-// error but a verification failure, so it is reported by Verify.
+// Size limits of a bundle's files, checked before a file is read (a
+// longer file is a *BundleError, exit 2 for govhost cert verify): a
+// certificate is a few hundred bytes; a policy a few kilobytes per
+// binding; a checkpoint three lines and at most MaxSignatures signature
+// lines; a chain is read line by line, each line at most
+// evidence.MaxRecordLine.
+const (
+	MaxCertificateBytes = 64 << 10
+	MaxPolicyBytes      = 4 << 20
+	MaxCheckpointBytes  = 64 << 10
+	MaxChainBytes       = 1 << 30
+)
+
+// ErrTooLarge is matched by the error of a bundle file over its limit.
+var ErrTooLarge = errors.New("certify: bundle file over its size limit")
+
+// readLimited reads a whole file of at most limit bytes, refusing a
+// larger one by its size before reading it (a non-regular file, such as
+// a pipe, is read up to limit+1 bytes).
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, st.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+// ReadBundle reads a bundle's files strictly and within their size limits:
+// the certificate and every chain line as governance reads them (exact
+// keys, canonical forms), the policy snapshot with its digest recomputed,
+// the checkpoint as a C2SP signed note (its signature is checked by
+// Verify). A file that cannot be read that way is a *BundleError (a chain
+// line's error keeps its line number); a well-formed policy whose stored
+// digest does not recompute is not an input error but a verification
+// failure, so it is reported by Verify.
 func ReadBundle(p Parts) (Bundle, error) {
 	var b Bundle
-	data, err := os.ReadFile(p.Certificate)
+	data, err := readLimited(p.Certificate, MaxCertificateBytes)
 	if err != nil {
 		return Bundle{}, &BundleError{File: p.Certificate, Err: err}
 	}
@@ -137,21 +168,28 @@ func ReadBundle(p Parts) (Bundle, error) {
 		return Bundle{}, &BundleError{File: p.Chain, Err: err}
 	}
 	defer f.Close()
-	if err := evidence.ReadJSONL(f, func(r governance.EvidenceRecord) bool {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxChainBytes {
+		return Bundle{}, &BundleError{File: p.Chain, Err: fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, st.Size(), int64(MaxChainBytes))}
+	}
+	lr := &io.LimitedReader{R: f, N: MaxChainBytes + 1}
+	if err := evidence.ReadJSONL(lr, func(r governance.EvidenceRecord) bool {
 		b.Records = append(b.Records, r)
 		return true
-	}); err != nil {
+	}); err != nil && lr.N > 0 {
 		return Bundle{}, &BundleError{File: p.Chain, Err: err}
 	}
+	if lr.N <= 0 {
+		return Bundle{}, &BundleError{File: p.Chain, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, int64(MaxChainBytes))}
+	}
 	if p.Policy != "" {
-		data, err := os.ReadFile(p.Policy)
+		data, err := readLimited(p.Policy, MaxPolicyBytes)
 		if err != nil {
 			return Bundle{}, &BundleError{File: p.Policy, Err: err}
 		}
 		var snap governance.PolicySnapshot
 		if err := snap.UnmarshalJSON(bytes.TrimRight(data, "\r\n")); err != nil {
-			var ve *governance.ValidationError
-			if !errors.As(err, &ve) || ve.Field != "digest" {
+			var de *governance.PolicyDigestError
+			if !errors.As(err, &de) {
 				return Bundle{}, &BundleError{File: p.Policy, Err: err}
 			}
 			b.policyProblem = err.Error()
@@ -160,7 +198,10 @@ func ReadBundle(p Parts) (Bundle, error) {
 		}
 	}
 	if p.Checkpoint != "" {
-		if b.Checkpoint, err = os.ReadFile(p.Checkpoint); err != nil {
+		if b.Checkpoint, err = readLimited(p.Checkpoint, MaxCheckpointBytes); err != nil {
+			return Bundle{}, &BundleError{File: p.Checkpoint, Err: err}
+		}
+		if _, err := checkpoint.Open(b.Checkpoint, nil); err != nil {
 			return Bundle{}, &BundleError{File: p.Checkpoint, Err: err}
 		}
 	}

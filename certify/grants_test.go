@@ -141,9 +141,9 @@ func TestGrants_DenyOnExpiryMismatchAmbiguityReuse(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, j, 0)
-	setPayload(t, &ev.Records[j], func(m map[string]any) { m["exception_grant_id"] = grantID })
+	setPayload(t, &ev.Records[j], func(m map[string]any) { m["exception_grant_id"], m["decision"] = grantID, "deny" })
 	ev.Records, ev.ExpectedHead = rechain(t, ev.Records)
-	// An allow naming a grant is harmless only if unique: a verifier counts
+	// A second deny excused by the same one-use grant: a verifier counts
 	// the grant's uses.
 	_, err := certify.Check(ev)
 	var ce *governance.CertificateError

@@ -39,6 +39,11 @@ type Report struct {
 	// checkpoint of this head.
 	Authenticated bool   `json:"authenticated"`
 	Checkpoint    string `json:"checkpoint"`
+	// CheckpointSize and CheckpointHead are what the bundle's checkpoint
+	// commits to (null when absent or unreadable), reported even when a
+	// rule failed before it was compared with the chain.
+	CheckpointSize *int64  `json:"checkpoint_size"`
+	CheckpointHead *string `json:"checkpoint_head"`
 	// SignedBy names the trusted key ("name+hash") that signed it.
 	SignedBy *string `json:"signed_by"`
 	// LaterCheckpoints counts the operator's checkpoints of this chain the
@@ -46,11 +51,16 @@ type Report struct {
 	LaterCheckpoints int `json:"later_checkpoints"`
 }
 
-// Checkpoint states in a Report.
+// Checkpoint states in a Report. The bundle's checkpoint is read before
+// any rule runs, so the report says what was found even when an earlier
+// rule fails.
 const (
 	CheckpointAuthenticated   = "authenticated"
 	CheckpointUnauthenticated = "unauthenticated: no verifier key given, the signature was not checked"
 	CheckpointAbsent          = "absent: the bundle is not signed"
+	// CheckpointRefused prefixes the reason a present checkpoint could not
+	// be accepted (malformed, signed by no trusted key, bad signature).
+	CheckpointRefused = "refused: "
 )
 
 // Verify re-derives everything a certificate claims from the bundle alone
@@ -60,10 +70,33 @@ const (
 // terminals, gate coverage, denials), then the certificate's gate summary,
 // grade and times are compared with what the evidence gives, then the
 // bundle's checkpoint (size and head of this chain; signature when keys
-// are given) and every later checkpoint of the chain.
+// are given) and every later checkpoint of the chain. The checkpoint's
+// signature is checked first and reported whatever else fails: a valid
+// signature on a forged bundle authenticates who signed, not the claim.
 func Verify(b Bundle, opts VerifyOptions) Report {
 	c := b.Certificate
 	rep := Report{TaskBoundaryID: c.TaskBoundaryID.String(), EvidenceChainHead: c.EvidenceChainHead, Checkpoint: CheckpointAbsent}
+	var signed *checkpoint.Signed
+	var cpErr error
+	if b.Checkpoint != nil {
+		s, err := checkpoint.Open(b.Checkpoint, opts.Keys)
+		switch {
+		case err != nil:
+			cpErr = err
+			rep.Checkpoint = CheckpointRefused + err.Error()
+		case s.Authenticated():
+			signed = &s
+			key := s.Key
+			rep.Authenticated, rep.Checkpoint, rep.SignedBy = true, CheckpointAuthenticated, &key
+		default:
+			signed = &s
+			rep.Checkpoint = CheckpointUnauthenticated
+		}
+		if signed != nil {
+			size, head := signed.Size, signed.Head
+			rep.CheckpointSize, rep.CheckpointHead = &size, &head
+		}
+	}
 	fail := func(err error) Report {
 		var ce *governance.CertificateError
 		if !errors.As(err, &ce) {
@@ -108,7 +141,7 @@ func Verify(b Bundle, opts VerifyOptions) Report {
 	case c.MintedAt.Before(boundary.ClosedAt):
 		return fail(refuse(governance.RuleCertificate, "", "", "the certificate was minted before its task closed"))
 	}
-	if err := checkCheckpoints(&rep, b, boundary.ChainID, opts); err != nil {
+	if err := checkCheckpoints(&rep, b, signed, cpErr, boundary.ChainID, opts); err != nil {
 		return fail(err)
 	}
 	rep.Valid = true
@@ -142,28 +175,20 @@ func boundaryOf(c governance.TaskCertificate, recs []governance.EvidenceRecord) 
 	return governance.ClosedTaskBoundary{}, refuse(governance.RuleTaskClosed, "", "", "no TASK_CLOSED of task "+c.TaskBoundaryID.String()+" in the chain: the boundary is open or the chain is another task's")
 }
 
-// checkCheckpoints checks the bundle's checkpoint and the later ones.
-func checkCheckpoints(rep *Report, b Bundle, chain uuid.UUID, opts VerifyOptions) error {
+// checkCheckpoints checks the bundle's checkpoint (read by Verify) and
+// the later ones.
+func checkCheckpoints(rep *Report, b Bundle, signed *checkpoint.Signed, cpErr error, chain uuid.UUID, opts VerifyOptions) error {
 	size := int64(len(b.Records))
 	bad := func(reason string) error { return refuse(governance.RuleCheckpoint, "", "", reason) }
-	if b.Checkpoint == nil {
-		if len(opts.Keys) > 0 {
-			return bad("a verifier key was given but the bundle has no checkpoint to authenticate")
-		}
-	} else {
-		s, err := checkpoint.Open(b.Checkpoint, opts.Keys)
-		if err != nil {
-			return bad(err.Error())
-		}
+	switch {
+	case cpErr != nil:
+		return bad(cpErr.Error())
+	case signed == nil && len(opts.Keys) > 0:
+		return bad("a verifier key was given but the bundle has no checkpoint to authenticate")
+	case signed != nil:
 		want := checkpoint.For(chain, size, b.Certificate.EvidenceChainHead)
-		if s.Checkpoint != want {
-			return bad(fmt.Sprintf("the checkpoint commits to %s size %d head %s, the bundle holds %s size %d head %s", s.Origin, s.Size, s.Head, want.Origin, want.Size, want.Head))
-		}
-		rep.Checkpoint = CheckpointUnauthenticated
-		if s.Authenticated() {
-			rep.Authenticated, rep.Checkpoint = true, CheckpointAuthenticated
-			key := s.Key
-			rep.SignedBy = &key
+		if signed.Checkpoint != want {
+			return bad(fmt.Sprintf("the checkpoint commits to %s size %d head %s, the bundle holds %s size %d head %s", signed.Origin, signed.Size, signed.Head, want.Origin, want.Size, want.Head))
 		}
 	}
 	for i, n := range opts.Later {

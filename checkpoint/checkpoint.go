@@ -1,10 +1,14 @@
 package checkpoint
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"golang.org/x/mod/sumdb/note"
@@ -104,12 +108,22 @@ type Signed struct {
 	// Key names the trusted key that verified it ("name+hash"); "" when
 	// unauthenticated.
 	Key string
-	// Signers lists the names+hashes of every signature line.
+	// Signers lists "name+hash" (hash as 8 hex digits) of every signature
+	// line, in order.
 	Signers []string
 }
 
 // Authenticated reports whether a trusted key verified the checkpoint.
 func (s Signed) Authenticated() bool { return s.Key != "" }
+
+// CheckVerifierKey says whether vkey is a verifier key text
+// ("name+hash+base64", as Keyring.VerifierKey prints it).
+func CheckVerifierKey(vkey string) error {
+	if _, err := note.NewVerifier(vkey); err != nil {
+		return fmt.Errorf("checkpoint: verifier key %q: %w", vkey, err)
+	}
+	return nil
+}
 
 // Open reads a signed checkpoint. With trusted verifier keys (vkeys, as
 // Keyring.VerifierKey prints them) it requires a valid signature by one of
@@ -152,23 +166,66 @@ func Open(msg []byte, vkeys []string) (Signed, error) {
 	return out, nil
 }
 
-// split returns a note's text and its signers, checking the C2SP
-// signed-note form (text, a blank line, one or more "— name sig" lines).
+// MaxSignatures bounds the signature lines of a note govhost reads (the
+// signer's and its witnesses' cosignatures); a note with more is refused
+// before any is checked, as golang.org/x/mod/sumdb/note also refuses.
+const MaxSignatures = 100
+
+// split returns a note's text and its signers ("name+hash"), checking the
+// C2SP signed-note form whether or not a key will be checked: UTF-8 text
+// without control characters other than newline, ending in a newline; one
+// empty line; one or more signature lines "— <name> <base64>\n" where the
+// name is nonempty without spaces or '+', and the base64 is standard,
+// padded, and decodes to a 4-byte key hash and a nonempty signature.
 func split(msg []byte) (string, []string, error) {
 	s := string(msg)
+	if !utf8.ValidString(s) {
+		return "", nil, fmt.Errorf("%w: not valid UTF-8", ErrMalformed)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\n' || c == 0x7f {
+			return "", nil, fmt.Errorf("%w: control character 0x%02x at byte %d", ErrMalformed, c, i)
+		}
+	}
 	i := strings.LastIndex(s, "\n\n")
 	if i < 0 || !strings.HasSuffix(s, "\n") {
-		return "", nil, fmt.Errorf("%w: not a signed note", ErrMalformed)
+		return "", nil, fmt.Errorf("%w: not a signed note (text, an empty line, signature lines)", ErrMalformed)
 	}
 	text := s[:i+1]
+	lines := strings.Split(strings.TrimSuffix(s[i+2:], "\n"), "\n")
+	if len(lines) > MaxSignatures {
+		return "", nil, fmt.Errorf("%w: %d signature lines, at most %d are read", ErrMalformed, len(lines), MaxSignatures)
+	}
 	var signers []string
-	for _, line := range strings.Split(strings.TrimSuffix(s[i+2:], "\n"), "\n") {
-		rest, ok := strings.CutPrefix(line, "— ")
-		name, sig, ok2 := strings.Cut(rest, " ")
-		if !ok || !ok2 || name == "" || sig == "" {
-			return "", nil, fmt.Errorf("%w: bad signature line %q", ErrMalformed, line)
+	for n, line := range lines {
+		name, hash, err := signatureLine(line)
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: signature line %d %q: %v", ErrMalformed, n+1, line, err)
 		}
-		signers = append(signers, name)
+		signers = append(signers, fmt.Sprintf("%s+%08x", name, hash))
 	}
 	return text, signers, nil
+}
+
+// signatureLine reads one "— name base64" line.
+func signatureLine(line string) (string, uint32, error) {
+	rest, ok := strings.CutPrefix(line, "— ")
+	if !ok {
+		return "", 0, errors.New("does not start with an em dash and a space")
+	}
+	name, sig, ok := strings.Cut(rest, " ")
+	if !ok || name == "" || sig == "" {
+		return "", 0, errors.New("want a key name, one space, a base64 signature")
+	}
+	if strings.ContainsRune(name, '+') || strings.IndexFunc(name, unicode.IsSpace) >= 0 {
+		return "", 0, errors.New("the key name has a space or '+'")
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(sig)
+	if err != nil || base64.StdEncoding.EncodeToString(raw) != sig {
+		return "", 0, errors.New("the signature is not standard padded base64")
+	}
+	if len(raw) < 5 {
+		return "", 0, errors.New("the signature is shorter than a key hash and one byte")
+	}
+	return name, binary.BigEndian.Uint32(raw[:4]), nil
 }

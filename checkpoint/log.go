@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,12 +17,18 @@ import (
 // by one empty line.
 
 // Append adds a signed checkpoint to the log at path: a new file in it when
-// path is an existing directory, else appended to the file (created if
+// path is an existing directory or ends in a path separator (the
+// directory is then created), else appended to the file (created if
 // needed) and synced.
 func Append(path string, signed []byte) error {
 	s, err := Open(signed, nil)
 	if err != nil {
 		return err
+	}
+	if strings.HasSuffix(path, string(os.PathSeparator)) || strings.HasSuffix(path, "/") {
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			return err
+		}
 	}
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		chain, _ := s.Chain()
@@ -52,6 +59,30 @@ func writeSynced(path string, b []byte, flag int) error {
 	return f.Close()
 }
 
+// Limits of the operator's log as ReadLog reads it: one note (a file of a
+// log directory) and a whole log file. A larger file is refused unread.
+const (
+	MaxNoteBytes = 64 << 10
+	MaxLogBytes  = 256 << 20
+)
+
+// readFile reads a file of at most limit bytes.
+func readFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("checkpoint: %s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
 // ReadLog returns every signed note of the log at path (a directory of
 // *.checkpoint files, or a file of notes each followed by an empty line).
 func ReadLog(path string) ([][]byte, error) {
@@ -67,15 +98,18 @@ func ReadLog(path string) ([][]byte, error) {
 		sort.Strings(paths)
 		var out [][]byte
 		for _, p := range paths {
-			b, err := os.ReadFile(p)
+			b, err := readFile(p, MaxNoteBytes)
 			if err != nil {
 				return nil, err
+			}
+			if _, err := Open(b, nil); err != nil {
+				return nil, fmt.Errorf("checkpoint: %s: %w", p, err)
 			}
 			out = append(out, b)
 		}
 		return out, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readFile(path, MaxLogBytes)
 	if err != nil {
 		return nil, err
 	}

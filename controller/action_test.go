@@ -69,7 +69,7 @@ func TestNewGateInput_ActionComesFromTheArguments(t *testing.T) {
 		{"status", `{"key":"x"}`, "status"},       // no action argument: the call's
 		{"status", `{"action":7}`, "status"},      // not a string: the call's
 	} {
-		args, err := controller.ParseArguments(json.RawMessage(tc.args))
+		args, err := governance.ParseArguments(json.RawMessage(tc.args))
 		require.NoError(t, err)
 		in := controller.NewGateInput(controller.Call{Tool: "t", Action: tc.call}, args, nil, "g", abi.PhaseCheck)
 		require.Equal(t, tc.want, in.Action, tc.args)

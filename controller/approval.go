@@ -30,6 +30,15 @@ type ApprovalRequest struct {
 	ToolCallID string
 	Metadata   map[string]string
 	Arguments  json.RawMessage
+	// ArgumentDigest is the sha256 of Arguments: an approver's answer can
+	// be bound to exactly these arguments.
+	ArgumentDigest string
+	// MatchedRule is the rule of the gate that asked, when it names one.
+	MatchedRule string
+	// Cwd and PathFacts are the host's resolution of the call's paths the
+	// gate decided on.
+	Cwd       string
+	PathFacts []abi.PathFact
 }
 
 // ApprovalDecision answers an approval request. Only DecisionAllow

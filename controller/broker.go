@@ -31,7 +31,9 @@ type BrokeredApproval struct {
 	Request ApprovalRequest
 	// Required is the decision that brought the request to the broker.
 	Required abi.Decision
-	Status   ApprovalStatus
+	// Since is when the request reached the broker.
+	Since  time.Time
+	Status ApprovalStatus
 	// Final is the resolving decision once resolved.
 	Final *ApprovalDecision
 }
@@ -115,7 +117,7 @@ func (b *ApprovalBroker) newApproval(req ApprovalRequest, required abi.Decision)
 	b.next++
 	req.ID = "tool-approval-" + strconv.Itoa(b.next)
 	return &brokered{
-		BrokeredApproval: BrokeredApproval{ID: req.ID, Request: req, Required: required, Status: ApprovalPending},
+		BrokeredApproval: BrokeredApproval{ID: req.ID, Request: req, Required: required, Since: time.Now().UTC(), Status: ApprovalPending},
 		done:             make(chan ApprovalDecision, 1),
 	}
 }

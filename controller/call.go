@@ -1,11 +1,7 @@
 package controller
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"sort"
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/governance"
@@ -42,151 +38,32 @@ type Call struct {
 	Metadata   map[string]string
 }
 
-// ErrArgumentsNotObject refuses a call whose arguments are not a JSON object.
-var ErrArgumentsNotObject = errors.New("controller: tool arguments must be a JSON object")
-
-// Arguments is the canonical copy of a call's arguments that gates see:
-// parsed once, encoded once, hashed once per version. Build it with
-// ParseArguments; treat it as read-only.
-type Arguments struct {
-	// Value is the argument object, numbers as json.Number.
-	Value map[string]any
-	// Order lists the keys in the caller's order.
-	Order []string
-	// Canonical is the canonical JSON text (float literals, which evidence
-	// never holds, kept as written).
-	Canonical []byte
-	// Digest is the sha256 of Canonical.
-	Digest string
-}
-
-// parseArguments decodes the call's argument object, keeping the caller's
-// key order and exact numbers. Empty input means {}.
-func ParseArguments(raw json.RawMessage) (Arguments, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	obj, order, err := governance.ParseObject(raw)
-	if errors.Is(err, governance.ErrNotObject) {
-		return Arguments{}, ErrArgumentsNotObject
-	}
-	if err != nil {
-		return Arguments{}, fmt.Errorf("controller: tool arguments: %w", err)
-	}
-	return newArguments(obj, order)
-}
-
-func newArguments(obj map[string]any, order []string) (Arguments, error) {
-	text, err := canonicalArguments(obj)
-	if err != nil {
-		return Arguments{}, err
-	}
-	return Arguments{Value: obj, Order: order, Canonical: text, Digest: governance.SHA256Hex(text)}, nil
-}
-
-// canonicalArguments encodes arguments canonically. Arguments are transient,
-// not evidence (ADR-0087 D4), so unlike payloads they may hold floats: a
-// float literal is kept exactly as the caller wrote it.
-func canonicalArguments(obj map[string]any) ([]byte, error) {
-	text, err := governance.Canonical(obj)
-	if err == nil {
-		return text, nil
-	}
-	if !errors.Is(err, governance.ErrNotCanonical) {
-		return nil, err
-	}
-	raw, merr := json.Marshal(obj)
-	if merr != nil {
-		return nil, fmt.Errorf("controller: tool arguments: %w", err)
-	}
-	// encoding/json sorts map keys and keeps json.Number literals verbatim.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// withReplacement returns the arguments a transform gate produced, keeping
-// the previous key order for keys that remain and appending new ones
-// sorted.
-func (a Arguments) withReplacement(raw json.RawMessage) (Arguments, error) {
-	v, err := governance.ParseJSON(raw)
-	if err != nil {
-		return Arguments{}, err
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return Arguments{}, ErrArgumentsNotObject
-	}
-	order := make([]string, 0, len(obj))
-	kept := map[string]bool{}
-	for _, k := range a.Order {
-		if _, ok := obj[k]; ok {
-			order = append(order, k)
-			kept[k] = true
-		}
-	}
-	var added []string
-	for k := range obj {
-		if !kept[k] {
-			added = append(added, k)
-		}
-	}
-	sort.Strings(added)
-	return newArguments(obj, append(order, added...))
-}
-
-// fieldNames returns the argument names sorted: evidence records names,
-// never values.
-func (a Arguments) fieldNames() []string {
-	names := make([]string, 0, len(a.Value))
-	for k := range a.Value {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
+// ErrArgumentsNotObject refuses a call whose arguments are not a JSON
+// object (governance.ErrArgumentsNotObject, named here for callers of
+// the controller).
+var ErrArgumentsNotObject = governance.ErrArgumentsNotObject
 
 // action is the LionAGI action of these arguments: ADR-0086 D2's chain calls
 // every hook with args.get("action", "") of the current arguments, so a
 // transform that rewrites "action" is rechecked on the new one. A string
 // "action" argument wins; without one, the call's Action.
-func (a Arguments) action(call Call) string {
+func actionOf(a governance.Arguments, call Call) string {
 	if s, ok := a.Value["action"].(string); ok {
 		return s
 	}
 	return call.Action
 }
 
-// forCallable decodes the final arguments the way encoding/json would for
-// a Go tool: numbers as float64.
-func (a Arguments) forCallable() (map[string]any, error) {
-	var out map[string]any
-	if err := json.Unmarshal(a.Canonical, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // NewGateInput is the input one gate sees for call: its canonical
 // arguments and path facts, tagged with the gate's id and phase. Action is
 // read from the arguments when they carry a string "action" (see
-// Arguments.action), else it is call.Action. Context
+// actionOf), else it is call.Action. Context
 // carries the call's request fields; the controller adds the operation id
 // and actor.
-func NewGateInput(call Call, args Arguments, facts []abi.PathFact, gateID string, phase abi.Phase) abi.GateInput {
+func NewGateInput(call Call, args governance.Arguments, facts []abi.PathFact, gateID string, phase abi.Phase) abi.GateInput {
 	return abi.GateInput{
 		ABIVersion: abi.Version, GateID: gateID, Phase: phase, Tool: call.Tool,
-		Operation: call.Operation, Action: args.action(call), Arguments: json.RawMessage(args.Canonical),
+		Operation: call.Operation, Action: actionOf(args, call), Arguments: json.RawMessage(args.Canonical),
 		ArgumentOrder: args.Order, Cwd: call.Cwd, Paths: facts,
 		Context: abi.OperationInfo{RunID: call.RunID, AgentName: call.AgentName, ToolCallID: call.ToolCallID, Metadata: call.Metadata},
 	}

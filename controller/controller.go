@@ -30,6 +30,10 @@ type Config struct {
 	// PermitLease bounds the wait between Authorize and Complete; zero
 	// means DefaultPermitLease.
 	PermitLease time.Duration
+	// Decided, when set, is told every remote authorization's verdict
+	// (Task.Authorize) on the authorizing goroutine, after its records are
+	// written: it must not block (a live view, never evidence).
+	Decided func(Decided)
 }
 
 // InvocationController is the one place a governed tool call is decided,

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/governance"
 )
@@ -16,7 +18,7 @@ type gateOutcome struct {
 	reason   string
 	message  string
 	// replaced holds the arguments a transform gate produced.
-	replaced *Arguments
+	replaced *governance.Arguments
 }
 
 // evaluate runs the applicable bindings once each in snapshot order, then,
@@ -63,35 +65,31 @@ func (op *operation) evaluate(ctx context.Context) verdict {
 func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) verdict {
 	inDigest := op.args.Digest
 	start := time.Now()
-	out, extra := op.evaluateGate(ctx, b, phase)
-	payload := governance.NewFields(9+len(extra)).
-		String("gate_id", b.GateID()).String("level", string(b.Level())).String("decision", string(out.decision)).
-		String("reason_code", out.reason).String("phase", string(phase)).String("argument_digest", inDigest).
-		String("module_digest", b.ModuleDigest()).Int("duration_us", time.Since(start).Microseconds())
-	for k, v := range extra {
-		payload.Value(k, v)
+	out, approval := op.evaluateGate(ctx, b, phase)
+	rec := governance.GateEvaluatedPayload{
+		GateID: b.GateID(), Level: b.Level(), Decision: out.decision, ReasonCode: out.reason,
+		Phase: governance.GatePhase(phase), ArgumentDigest: inDigest, ModuleDigest: b.ModuleDigest(),
+		DurationMicros: time.Since(start).Microseconds(), Approval: approval,
 	}
 	blocked := false
 	if out.decision == governance.Deny && b.Level() != governance.LevelAdvisory {
 		g, found := op.c.exceptions.consume(op.ctx.ChainID, b.Level(), op.ctx.Actor, b.GateID(), op.call.Tool, op.ctx.PolicyID, op.ctx.PolicyVersion, op.c.now())
 		switch found {
 		case grantUsed:
-			payload.UUID("exception_grant_id", g.GrantID)
-			if g.BreakGlass {
-				payload.Bool("break_glass", true)
-			}
+			rec.ExceptionGrantID = uuid.NullUUID{UUID: g.GrantID, Valid: true}
+			rec.BreakGlass = g.BreakGlass
 		case grantAmbiguous:
-			payload.Bool("exception_ambiguous", true)
+			rec.ExceptionAmbiguous = true
 			blocked = true
 		default:
 			blocked = true
 		}
 	}
 	if !blocked && out.replaced != nil && out.replaced.Digest != inDigest {
-		payload.String("output_argument_digest", out.replaced.Digest)
+		rec.OutputArgumentDigest = out.replaced.Digest
 		op.args = *out.replaced
 	}
-	op.precall = append(op.precall, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: payload})
+	op.precall = append(op.precall, recordSpec{typ: governance.GateEvaluated, operation: op.opID(), payload: rec.Fields()})
 	if blocked {
 		return verdict{denied: true, gateID: b.GateID(), reason: out.reason, message: out.message, phase: phase}
 	}
@@ -99,8 +97,8 @@ func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGate
 }
 
 // evaluateGate asks the gate and maps every answer and failure onto the
-// binary decision. extra holds approved payload fields about approvals.
-func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) (gateOutcome, map[string]any) {
+// binary decision, with what an approval settled (nil when none was asked).
+func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) (gateOutcome, *governance.GateApproval) {
 	cwd, facts, err := op.pathFacts()
 	if err != nil {
 		return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
@@ -126,7 +124,7 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	case abi.DecisionAllow:
 		res := gateOutcome{decision: governance.Allow, reason: out.ReasonCode}
 		if b.Transform() && len(out.Arguments) > 0 {
-			next, err := op.args.withReplacement(out.Arguments)
+			next, err := op.args.WithReplacement(out.Arguments)
 			if err != nil {
 				return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 			}
@@ -144,17 +142,17 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 // approve consults the approval callback for a require_approval answer:
 // approved → allow with the gate's reason code; rejected, failed or no
 // callback → deny approval.required. Who decided and when is recorded.
-func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBinding, out abi.GateOutput) (gateOutcome, map[string]any) {
-	extra := map[string]any{"gate_decision": string(abi.DecisionRequireApproval), "gate_reason_code": out.ReasonCode}
+func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBinding, out abi.GateOutput) (gateOutcome, *governance.GateApproval) {
+	extra := &governance.GateApproval{GateReasonCode: out.ReasonCode}
 	denied := gateOutcome{decision: governance.Deny, reason: ReasonApprovalRequired, message: out.Message}
 	if op.approvedArgs[b.GateID()] == op.args.Digest {
 		// The approver already approved these exact arguments (their own
 		// replacement, now rechecked): asking again would ask the same question.
-		extra["approval"] = "approved_earlier"
+		extra.Outcome = governance.ApprovalApprovedEarlier
 		return gateOutcome{decision: governance.Allow, reason: out.ReasonCode}, extra
 	}
 	if op.c.cfg.Approvals == nil {
-		extra["approval"] = "unavailable"
+		extra.Outcome = governance.ApprovalUnavailable
 		return denied, extra
 	}
 	// NB: an approver may take minutes; the operation's records so far are
@@ -162,42 +160,44 @@ func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBin
 	op.applyPrecall()
 	actor, _ := op.ctx.ActorValue()
 	req := ApprovalRequest{
-		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: op.args.action(op.call),
+		OperationID: op.ctx.OperationID, Tool: op.call.Tool, Operation: op.call.Operation, Action: actionOf(op.args, op.call),
 		GateID: b.GateID(), ReasonCode: out.ReasonCode, Message: out.Message,
 		RunID: op.call.RunID, AgentName: op.call.AgentName, ToolCallID: op.call.ToolCallID,
 		Metadata: copyMetadata(op.call.Metadata), Arguments: json.RawMessage(op.args.Canonical),
+		ArgumentDigest: op.args.Digest, MatchedRule: out.MatchedRule, Cwd: op.cwd, PathFacts: op.facts,
 	}
 	if op.ctx.Actor != nil {
 		req.Actor = &actor
 	}
 	d, err := op.c.cfg.Approvals(ctx, req)
 	if err != nil {
-		extra["approval"] = "failed"
+		extra.Outcome = governance.ApprovalFailed
 		return denied, extra
 	}
 	decided := d.DecidedAt
 	if decided.IsZero() {
 		decided = op.c.now()
 	}
-	extra["approval_decided_at"] = decided
+	extra.DecidedAt = decided
 	if d.Approver != nil {
-		extra["approver_kind"], extra["approver_id"] = d.Approver.Kind, d.Approver.ID
+		approver := *d.Approver
+		extra.Approver = &approver
 	}
 	if d.Decision != abi.DecisionAllow {
-		extra["approval"] = "rejected"
+		extra.Outcome = governance.ApprovalRejected
 		denied.message = approvalText(op.call.Tool, out, d)
 		return denied, extra
 	}
-	extra["approval"] = "approved"
+	extra.Outcome = governance.ApprovalApproved
 	res := gateOutcome{decision: governance.Allow, reason: out.ReasonCode}
 	if len(d.Arguments) > 0 {
 		// ADR-0086's escalation rule: an approver may answer with new
 		// arguments. Stricter than LionAGI, which ran them unchecked: they
 		// replace the call's arguments and every check gate runs again on
 		// them (the recheck phase).
-		next, err := op.args.withReplacement(d.Arguments)
+		next, err := op.args.WithReplacement(d.Arguments)
 		if err != nil {
-			extra["approval"] = "bad_arguments"
+			extra.Outcome = governance.ApprovalBadArguments
 			return denied, extra
 		}
 		res.replaced = &next

@@ -66,4 +66,7 @@ const (
 	ReasonPolicyNotFound   = "policy.not_found"
 	ReasonPolicyMismatch   = "policy.digest_mismatch"
 	ReasonPolicyInvalid    = "policy.invalid"
+	// ReasonTooLarge denies a call whose arguments exceed
+	// abi.MaxArgumentsBytes, before any gate runs.
+	ReasonTooLarge = "request.too_large"
 )

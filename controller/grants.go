@@ -53,6 +53,9 @@ func (c *InvocationController) recordGrant(ctx context.Context, chain uuid.UUID,
 		"tool_id": g.ToolID, "reason_code": g.ReasonCode, "issued_at": g.IssuedAt, "expires_at": g.ExpiresAt,
 		"max_uses": g.MaxUses, "break_glass": g.BreakGlass,
 	}
+	if g.IssuedBy != nil {
+		payload["issued_by_kind"], payload["issued_by_id"] = g.IssuedBy.Kind, g.IssuedBy.ID
+	}
 	if _, err := c.appendRecords(ctx, chain, g.PolicyID, g.PolicyVersion, nil, recordSpec{typ: governance.ExceptionGranted, payload: payload}); err != nil {
 		return governance.ExceptionGrant{}, &governance.GovernanceEvidenceError{CallExecuted: false, Err: err}
 	}

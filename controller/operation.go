@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,7 +20,7 @@ type operation struct {
 	call Call
 	ctx  governance.OperationContext
 	snap governance.PolicySnapshot
-	args Arguments
+	args governance.Arguments
 	// precall collects the records before the callable that are not yet
 	// applied (POLICY_BOUND, OPERATION_STARTED, GATE_EVALUATED, a denial),
 	// in precallInline while they fit (three gates and a denial do):
@@ -154,7 +155,7 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if err := callerCtx.Err(); err != nil {
 		return nil, err
 	}
-	args, err := ParseArguments(op.call.Arguments)
+	args, err := governance.ParseArguments(op.call.Arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -170,12 +171,19 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if err != nil {
 		return nil, op.evidenceError(err, false)
 	}
-	if reason != "" {
-		v := verdict{denied: true, reason: reason}
-		if err := op.record(ctx, started, op.deniedSpec(v)); err != nil {
+	early := verdict{denied: reason != "", reason: reason}
+	if reason == "" && len(args.Canonical) > abi.MaxArgumentsBytes {
+		// Refused before any gate: a gate must never fail on an input the
+		// front end accepted (the one limit, abi.MaxArgumentsBytes).
+		early = verdict{denied: true, reason: ReasonTooLarge, message: fmt.Sprintf(
+			"govhost refused this %s call: its arguments are %.1f MiB, over the %d MiB a governed call may carry (abi.MaxArgumentsBytes)",
+			op.call.Tool, float64(len(args.Canonical))/(1<<20), abi.MaxArgumentsBytes>>20)}
+	}
+	if early.denied {
+		if err := op.record(ctx, started, op.deniedSpec(early)); err != nil {
 			return nil, op.evidenceError(err, false)
 		}
-		return nil, op.deniedError(v)
+		return nil, op.deniedError(early)
 	}
 	bound := recordSpec{typ: governance.PolicyBound, operation: op.opID(), payload: governance.NewFields(4).
 		String("policy_digest", op.snap.Digest()).String("tool_id", op.call.Tool).
@@ -278,7 +286,7 @@ func isPolicyNotFound(err error) bool {
 
 func (op *operation) startedPayload() *governance.Fields {
 	p := governance.NewFields(7).String("tool_id", op.call.Tool).String("argument_digest", op.args.Digest).
-		Value("fields", op.args.fieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
+		Value("fields", op.args.FieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
 	if op.ctx.ParentOperationID.Valid {
 		p.UUID("parent_operation_id", op.ctx.ParentOperationID.UUID)
 	}
@@ -307,7 +315,7 @@ func (op *operation) deniedError(v verdict) error {
 // token, and completes the permit with its outcome (ADR-0087 D3's failure
 // semantics).
 func (op *operation) callTool(callerCtx context.Context, m *Manager, p *issued) (any, error) {
-	final, err := op.args.forCallable()
+	final, err := op.args.ForCallable()
 	if err != nil {
 		return nil, err
 	}

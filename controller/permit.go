@@ -150,6 +150,9 @@ func (t *Task) Authorize(ctx context.Context, call Call) (Permit, error) {
 func (c *InvocationController) authorizeRemote(ctx context.Context, call Call, opctx governance.OperationContext, t *Task) (Permit, error) {
 	op := newOperation(c, call, opctx, t)
 	p, err := op.authorize(ctx)
+	if c.cfg.Decided != nil {
+		c.cfg.Decided(decidedOf(op, err))
+	}
 	if err != nil {
 		return Permit{}, err
 	}

@@ -142,6 +142,9 @@ func (t *Task) Pin() PolicyPin { return t.pin }
 // Workspace returns the task's resolved workspace root ("" for none).
 func (t *Task) Workspace() string { return t.workspace }
 
+// Actor returns the actor the task was opened for (nil for none).
+func (t *Task) Actor() *governance.ActorRef { return t.opts.Actor }
+
 // Context returns a fresh operation context for one call of toolID in this
 // task.
 func (t *Task) Context(toolID string) (governance.OperationContext, error) {

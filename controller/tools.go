@@ -146,11 +146,11 @@ func (m *Manager) Invoke(ctx context.Context, call Call, opctx *governance.Opera
 		return nil, err
 	}
 	if rt.binding == nil {
-		args, err := ParseArguments(call.Arguments)
+		args, err := governance.ParseArguments(call.Arguments)
 		if err != nil {
 			return nil, err
 		}
-		plain, err := args.forCallable()
+		plain, err := args.ForCallable()
 		if err != nil {
 			return nil, err
 		}

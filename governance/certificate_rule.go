@@ -19,8 +19,12 @@ const (
 	// RuleTaskClosed: the chain does not end with exactly one TASK_CLOSED of
 	// this boundary (only corrections may follow it).
 	RuleTaskClosed CertificateRule = "task_closed"
-	// RulePolicy: the exact policy version is missing or its digest does not
-	// recompute (code missing_policy).
+	// RulePayload: a record's payload is not its type's (a GATE_EVALUATED
+	// with an unknown, missing or mistyped member).
+	RulePayload CertificateRule = "payload"
+	// RulePolicy: the exact policy version is missing, its digest does not
+	// recompute, or it is not an active snapshot with its activation time
+	// (code missing_policy).
 	RulePolicy CertificateRule = "policy"
 	// RuleOperationPolicy: a record pins another policy version or digest
 	// than the task's.
@@ -28,12 +32,16 @@ const (
 	// RuleTerminal: an operation has no terminal, several, or a terminal
 	// without a start.
 	RuleTerminal CertificateRule = "terminal"
-	// RuleGateCoverage: a binding that applies to the operation's tool has
-	// no GATE_EVALUATED before the operation's callable terminal, or a gate
-	// record does not match its binding.
+	// RuleGateCoverage: an operation's GATE_EVALUATED records are not
+	// exactly the bindings of the snapshot that apply to its tool, each
+	// once per phase, in snapshot order, with the binding's level and
+	// module, on the arguments the previous gate passed on; or a gate
+	// record follows a blocking deny; or an operation denied for no
+	// binding has a gate record.
 	RuleGateCoverage CertificateRule = "gate_coverage"
 	// RuleDenyThenCall: a callable terminal follows an OPERATION_DENIED or a
-	// blocking deny.
+	// blocking deny, or an OPERATION_DENIED does not name the gate (and
+	// phase and reason) that denied.
 	RuleDenyThenCall CertificateRule = "deny_then_call"
 	// RuleException: an excused soft deny names no matching, earlier,
 	// unused exception or break-glass grant.

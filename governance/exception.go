@@ -25,6 +25,9 @@ type ExceptionGrant struct {
 	// (controller.BreakGlass); ReasonCode and ExpiresAt are required as for
 	// every grant.
 	BreakGlass bool `json:"break_glass"`
+	// IssuedBy is who issued the grant ("operator", "console:<session>"),
+	// recorded with it; optional for grants made in process.
+	IssuedBy *ActorRef `json:"issued_by,omitempty"`
 }
 
 // NewExceptionGrant validates g: an attributable actor, every id, an
@@ -47,6 +50,11 @@ func NewExceptionGrant(g ExceptionGrant) (ExceptionGrant, error) {
 		return ExceptionGrant{}, &ValidationError{Field: "policy_version", Reason: "is required"}
 	case g.ReasonCode == "":
 		return ExceptionGrant{}, &ValidationError{Field: "reason_code", Reason: "is required"}
+	}
+	if g.IssuedBy != nil {
+		if err := g.IssuedBy.Validate(); err != nil {
+			return ExceptionGrant{}, &ValidationError{Field: "issued_by", Reason: err.Error()}
+		}
 	}
 	if g.MaxUses == 0 {
 		g.MaxUses = 1

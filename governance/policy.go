@@ -139,9 +139,21 @@ func (b ExecutableGateBinding) Order() int { return b.order }
 // ToolIDs returns a copy of the tool ids the gate applies to.
 func (b ExecutableGateBinding) ToolIDs() []string { return slices.Clone(b.toolIDs) }
 
-// AppliesTo reports whether the binding lists toolID. It does not allocate.
+// AnyTool, as a binding's tool id, applies the gate to every tool: the
+// default coding-agent policy binds its gates to it so that a tool no
+// front end knows (an agent's new tool, any MCP server's) is still
+// governed, and asked about, rather than denied policy.no_gate_binding.
+const AnyTool = "*"
+
+// AppliesTo reports whether the binding lists toolID or AnyTool. It does
+// not allocate.
 func (b ExecutableGateBinding) AppliesTo(toolID string) bool {
-	return slices.Contains(b.toolIDs, toolID)
+	for _, id := range b.toolIDs {
+		if id == toolID || id == AnyTool {
+			return true
+		}
+	}
+	return false
 }
 
 // ModuleDigest returns the sha256 of the gate module's bytes.

@@ -156,9 +156,7 @@ func (s *PolicySnapshot) UnmarshalJSON(data []byte) error {
 	if !IsDigest(*w.Digest) {
 		return &ValidationError{Field: "digest", Reason: "must be 64 lowercase hex characters"}
 	}
-	if *w.Digest != out.digest {
-		return &ValidationError{Field: "digest", Reason: "stored digest " + *w.Digest + " does not match the content (computed " + out.digest + ")"}
-	}
+	computed := out.digest
 	switch PolicyReleaseState(*w.ReleaseState) {
 	case Staged:
 		if w.ActivatedAt != nil {
@@ -181,9 +179,21 @@ func (s *PolicySnapshot) UnmarshalJSON(data []byte) error {
 	default:
 		return &ValidationError{Field: "release_state", Reason: "unknown value " + strconv.Quote(*w.ReleaseState) + " (want staged or active)"}
 	}
+	// NB: compared last, so a document that is not a well-formed snapshot
+	// is refused as such, and a digest mismatch means exactly that.
+	if *w.Digest != computed {
+		return &PolicyDigestError{ValidationError{Field: "digest", Reason: "stored digest " + *w.Digest + " does not match the content (computed " + computed + ")"}}
+	}
 	*s = out
 	return nil
 }
+
+// PolicyDigestError: a well-formed snapshot document whose stored digest
+// does not recompute from its content (it was changed). It is also a
+// *ValidationError with Field "digest".
+type PolicyDigestError struct{ ValidationError }
+
+func (e *PolicyDigestError) Unwrap() error { return &e.ValidationError }
 
 // MarshalJSON writes the binding's wire form, selector null when "".
 func (b PolicyBinding) MarshalJSON() ([]byte, error) {

@@ -338,3 +338,13 @@ func FuzzPolicySnapshot_UnmarshalJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestExecutableGateBinding_AppliesTo_AnyTool(t *testing.T) {
+	s := spec("g", 0)
+	s.ToolIDs = []string{"bash", governance.AnyTool}
+	b := mustBinding(t, s)
+	for _, tool := range []string{"bash", "read", "mcp__fs__read_file", "fs/write_file", "SomeNewTool"} {
+		require.True(t, b.AppliesTo(tool), tool)
+	}
+	require.False(t, mustBinding(t, spec("g", 0)).AppliesTo("*x"), "only the exact id * is the wildcard")
+}

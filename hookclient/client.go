@@ -71,7 +71,7 @@ func answer(ctx context.Context, d *agents.Dialect, opt Options, stdin io.Reader
 		return d.Unavailable(preTool(d, opt.Event), err.Error())
 	}
 	if len(body) > hooks.MaxBody {
-		return d.Unavailable(preTool(d, opt.Event), "hook input over 8 MiB")
+		return d.Unavailable(preTool(d, opt.Event), hooks.TooLargeMessage)
 	}
 	ev, err := d.Decode(opt.Event, body)
 	if err != nil {

@@ -67,7 +67,9 @@ func TestRun_SidecarDownBlocks(t *testing.T) {
 	code, out, errs = run(t, hookclient.Options{Agent: agents.Claude, URL: url}, claudePost)
 	require.Equal(t, 1, code)
 	require.Empty(t, out)
-	require.Contains(t, errs, "gate unavailable")
+	require.Contains(t, errs, "could not record the outcome of this tool call", "it says what happened")
+	require.Contains(t, errs, "the call was not blocked")
+	require.NotContains(t, errs, "is blocked")
 }
 
 func TestRun_TimeoutBlocks(t *testing.T) {

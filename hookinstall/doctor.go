@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/govhost/govhost/agents"
 )
 
 // Check is the doctor's view of one agent's settings file.
@@ -18,6 +20,8 @@ type Check struct {
 	Installed bool
 	// Problems are what keeps the hook from governing every call.
 	Problems []string
+	// Handlers are govhost's entries, by event.
+	Handlers map[string]Handler
 }
 
 // OK reports a file without problems.
@@ -62,6 +66,16 @@ func Inspect(t Target, scope Scope, home, project, url string, sidecar time.Dura
 	}
 	if !c.Installed {
 		return c
+	}
+	c.Handlers = map[string]Handler{}
+	for event, h := range found {
+		c.Handlers[event] = handlerOf(t, h)
+	}
+	if t.Agent == agents.Gemini {
+		// Gemini CLI ignores every hook, silently, when hooksConfig.enabled is false.
+		if cfg, ok := doc["hooksConfig"].(map[string]any); ok && cfg["enabled"] == false {
+			c.Problems = append(c.Problems, "hooksConfig.enabled is false: Gemini CLI runs no hook at all")
+		}
 	}
 	if t.Versioned && doc["version"] != float64(1) {
 		c.Problems = append(c.Problems, `"version" must be 1`)

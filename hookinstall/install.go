@@ -22,6 +22,9 @@ const DefaultAgentTimeout = 60 * time.Second
 // ClientMargin is how much sooner than the agent the command hook gives up.
 const ClientMargin = 5 * time.Second
 
+// ClaudeHTTPPath is the sidecar path of Claude Code's HTTP hook.
+const ClaudeHTTPPath = "/v1/hooks/claude-code"
+
 // TokenEnv is the environment variable Claude Code's HTTP hook reads the
 // sidecar's token from (allowedEnvVars); it is never written into a file.
 const TokenEnv = "GOVHOST_TOKEN"
@@ -213,7 +216,7 @@ func handler(t Target, event string, o Options) map[string]any {
 	timeout := int(o.Timeout / t.TimeoutUnit)
 	if o.HTTP {
 		h["type"] = "http"
-		h["url"] = strings.TrimRight(o.URL, "/") + "/v1/hooks/claude-code"
+		h["url"] = strings.TrimRight(o.URL, "/") + ClaudeHTTPPath
 		h["headers"] = map[string]any{"Authorization": "Bearer $" + TokenEnv, MarkerHeader: "1"}
 		h["allowedEnvVars"] = []any{TokenEnv}
 	} else {

@@ -195,3 +195,25 @@ func TestInspect_FindsWhatLetsCallsThrough(t *testing.T) {
 	require.False(t, empty.Installed)
 	require.True(t, empty.OK())
 }
+
+func TestHandler_ExpandHeaders_AsClaudeCodeDoes(t *testing.T) {
+	h := hookinstall.Handler{Headers: map[string]string{"Authorization": "Bearer $GOVHOST_TOKEN", "X-Other": "${SECRET}"}, AllowedEnv: []string{"GOVHOST_TOKEN"}}
+	env := map[string]string{"GOVHOST_TOKEN": "t0k", "SECRET": "never"}
+	got, unset := h.ExpandHeaders(func(k string) string { return env[k] })
+	require.Equal(t, "Bearer t0k", got["Authorization"])
+	require.Equal(t, "", got["X-Other"], "a variable not in allowedEnvVars is sent empty")
+	require.Equal(t, []string{"SECRET"}, unset)
+	got, unset = h.ExpandHeaders(func(string) string { return "" })
+	require.Equal(t, "Bearer ", got["Authorization"])
+	require.ElementsMatch(t, []string{"GOVHOST_TOKEN", "SECRET"}, unset)
+}
+
+func TestInstall_CursorFailsClosed(t *testing.T) {
+	home := t.TempDir()
+	res, err := hookinstall.Install(opts(t, agents.Cursor, hookinstall.ScopeUser, home, t.TempDir()))
+	require.NoError(t, err)
+	doc := readJSON(t, res.Path)
+	for _, h := range doc["hooks"].(map[string]any)["preToolUse"].([]any) {
+		require.Equal(t, true, h.(map[string]any)["failClosed"])
+	}
+}

@@ -53,6 +53,10 @@ type Target struct {
 	// cannot run (Claude Code's onFailure: "block"); nil where the agent has
 	// none.
 	FailClosed map[string]any
+	// FailureBlocks: a hook that cannot run, times out or fails blocks
+	// the call (with FailClosed set where the agent needs it); false: the
+	// agent runs the tool when its hook fails.
+	FailureBlocks bool
 	// Note is what the doctor and install say about the agent's failure
 	// behaviour.
 	Note string
@@ -64,32 +68,34 @@ var Targets = map[agents.Agent]Target{
 		Agent: agents.Claude, User: ".claude/settings.json", Project: ".claude/settings.json",
 		Events:  []string{"SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied", "SessionEnd"},
 		Grouped: true, TimeoutUnit: time.Second, TimeoutField: "timeout", CommandField: "command", Typed: true,
-		FailClosed: map[string]any{"onFailure": "block"},
-		Note:       `onFailure: "block" is set: a hook that cannot start, times out or fails blocks the call (Claude Code 2.1.295 or later)`,
+		FailClosed: map[string]any{"onFailure": "block"}, FailureBlocks: true,
+		Note: `onFailure: "block" is set: a hook that cannot start, times out or fails blocks the call (Claude Code 2.1.295 or later)`,
 	},
 	agents.Codex: {
 		Agent: agents.Codex, User: ".codex/hooks.json", Project: ".codex/hooks.json",
 		Events:  []string{"SessionStart", "PreToolUse", "PostToolUse", "Stop"},
 		Grouped: true, TimeoutUnit: time.Second, TimeoutField: "timeout", CommandField: "command", Typed: true,
-		Note: "Codex has no fail-closed option: a hook it cannot run or that times out lets the call run; govhost-hook itself blocks on every failure it can see",
+		Note: "Codex runs the tool when a hook fails: it has no fail-closed option (openai/codex#41979), so a hook it cannot start or that times out lets the call run; govhost-hook itself blocks on every failure it can see",
 	},
 	agents.Gemini: {
 		Agent: agents.Gemini, User: ".gemini/settings.json", Project: ".gemini/settings.json",
 		Events:  []string{"SessionStart", "BeforeTool", "AfterTool", "SessionEnd"},
 		Grouped: true, TimeoutUnit: time.Millisecond, TimeoutField: "timeout", CommandField: "command", Typed: true,
-		Note: "Gemini CLI treats exit codes other than 2 as warnings: a hook it cannot run lets the call run; govhost-hook itself blocks on every failure it can see",
+		FailureBlocks: true,
+		Note:          "Gemini CLI blocks on exit status 2 or more, so a hook that cannot start (exit 127) or fails blocks the call; exit 1 is only a warning, and govhost-hook never uses it for a pre-tool event",
 	},
 	agents.Cursor: {
 		Agent: agents.Cursor, User: ".cursor/hooks.json", Project: ".cursor/hooks.json", Versioned: true,
 		Events:      []string{"sessionStart", "preToolUse", "postToolUse", "postToolUseFailure", "sessionEnd"},
 		TimeoutUnit: time.Second, TimeoutField: "timeout", CommandField: "command",
-		Note: "Cursor's behaviour when a hook cannot run is not documented; govhost-hook itself blocks on every failure it can see",
+		FailClosed: map[string]any{"failClosed": true}, FailureBlocks: true,
+		Note: "failClosed: true is set: a hook that cannot run, times out or prints no answer blocks the call",
 	},
 	agents.Copilot: {
 		Agent: agents.Copilot, User: ".copilot/hooks/govhost.json", Project: ".github/hooks/govhost.json", Versioned: true,
 		Events:      []string{"sessionStart", "preToolUse", "postToolUse", "postToolUseFailure", "sessionEnd"},
 		TimeoutUnit: time.Second, TimeoutField: "timeoutSec", CommandField: "bash", Typed: true, EventFlag: true,
-		Note: "Copilot CLI skips hooks that fail or time out (they never block); govhost-hook answers a deny on exit 0 for every failure it can see",
+		Note: "Copilot CLI runs the tool when a hook fails: hooks that fail or time out are skipped and never block; govhost-hook answers a deny on exit 0 for every failure it can see",
 	},
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/controller"
@@ -82,7 +83,7 @@ func (s *Service) verdict(d *agents.Dialect, ev agents.Event, v agents.Verdict) 
 
 // rewritten reports a permit whose final arguments differ from the call's.
 func rewritten(call controller.Call, p controller.Permit) bool {
-	args, err := controller.ParseArguments(call.Arguments)
+	args, err := governance.ParseArguments(call.Arguments)
 	return err != nil || args.Digest != p.ArgumentDigest
 }
 
@@ -100,12 +101,21 @@ func (s *Service) abandon(ctx context.Context, sess *session, permits []controll
 
 // post completes the permits of the call a post-tool event reports.
 func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
-	sess := s.current(ev)
+	sess, err := s.find(ctx, ev)
+	if err != nil {
+		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+	}
 	if sess == nil {
 		return refused(http.StatusConflict, "hook.no_pending_call", agents.ErrNoPending, ev)
 	}
 	permits, err := sess.pending.Take(agents.CorrelationKey(ev))
 	if err != nil {
+		if sess.lost.Add(-1) >= 0 {
+			// A call authorized before the restart: its outcome is on the
+			// chain already (controller.FailureOutcomeLost).
+			return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+		}
+		sess.lost.Add(1)
 		return refused(http.StatusConflict, "hook.no_pending_call", err, ev)
 	}
 	out := controller.Outcome{ResultDigest: agents.ResponseDigest(ev)}
@@ -130,6 +140,9 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 // reported are completed as failed ("no_outcome") first.
 func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	key := sessionKey(ev)
+	if _, err := s.find(ctx, ev); err != nil {
+		return refused(http.StatusInternalServerError, "hook.task_open_failed", err, ev)
+	}
 	s.mu.Lock()
 	sess := s.sessions[key]
 	delete(s.sessions, key)
@@ -146,6 +159,9 @@ func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 		return refused(http.StatusInternalServerError, "hook.task_close_failed", err, ev)
 	}
 	ended.Boundary = boundary
+	if s.cfg.Head != nil {
+		ended.Head, _ = s.cfg.Head(ctx, boundary.ChainID)
+	}
 	if s.cfg.Certify != nil {
 		cert, err := s.cfg.Certify(ctx, boundary)
 		if err != nil {
@@ -154,19 +170,49 @@ func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 			ended.Certificate = &cert
 		}
 	}
+	s.forget(ctx, ev)
 	s.mu.Lock()
 	s.ended[key] = ended
 	s.mu.Unlock()
-	return Result{Status: http.StatusOK, Answer: d.Notice(ended.Notice()), Event: ev, Ended: ended}
+	return Result{Status: http.StatusOK, Answer: d.Notice(ended.Notice(s.cfg.Sidecar)), Event: ev, Ended: ended}
 }
 
-// Notice tells the user where the session's proof is.
-func (e *Ended) Notice() string {
+// Notice tells the user where the session's proof is, with the commands
+// that check it, working as printed while the server runs: the chain is
+// exported through the server (the data directory is locked while it
+// runs) and verified against the certified head.
+func (e *Ended) Notice(sc Sidecar) string {
 	chain := e.Boundary.ChainID.String()
-	verify := "govhost chain export --chain " + chain + " > chain.jsonl && govhost chain verify --file chain.jsonl"
+	head := e.Head
+	if e.Certificate != nil {
+		head = e.Certificate.EvidenceChainHead
+	}
+	file := "chain-" + chain + ".jsonl"
+	export := "govhost chain export --chain " + chain + " --out " + file
+	if sc.URL != "" {
+		export = "govhost chain export --addr " + sc.URL
+		if sc.TokenFile != "" {
+			export += " --token-file " + shellWord(sc.TokenFile)
+		}
+		export += " --chain " + chain + " --out " + file
+	}
+	check := "; check it: " + export
+	if head != "" {
+		check += " && govhost chain verify --file " + file + " --expected-head " + head
+	}
 	if e.Certificate == nil {
-		return "govhost: session closed, task " + e.Boundary.TaskBoundaryID.String() + ", chain " + chain + "; no certificate (" + e.CertifyError + "); " + verify
+		return "govhost: session closed, task " + e.Boundary.TaskBoundaryID.String() + ", chain " + chain + "; no certificate (" + e.CertifyError + ")" + check
 	}
 	return "govhost: session certified " + string(e.Certificate.ProcessGrade) + ", certificate " + e.Certificate.CertificateID.String() +
-		", task " + e.Boundary.TaskBoundaryID.String() + ", chain " + chain + "; " + verify
+		", task " + e.Boundary.TaskBoundaryID.String() + ", chain " + chain + check
+}
+
+// shellWord quotes a path for sh when it needs it.
+func shellWord(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '-' || r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,8 +12,15 @@ import (
 	"github.com/govhost/govhost/governance"
 )
 
-// MaxBody bounds a hook input: tool inputs carry whole files (Write).
+// MaxBody bounds a hook input as read: post-tool events carry a tool's
+// whole result (a Read of a large file). The tool input inside a pre-tool
+// event has its own, smaller bound, the one every front end shares:
+// abi.MaxArgumentsBytes (the controller denies a larger call,
+// request.too_large, before any gate runs).
 const MaxBody = 8 << 20
+
+// TooLargeMessage says that a hook input exceeds MaxBody.
+var TooLargeMessage = fmt.Sprintf("hook input over %d MiB", MaxBody>>20)
 
 // CommandFormat is the query value (format=command) asking for the
 // command hook's envelope instead of the agent's answer body.
@@ -56,7 +64,7 @@ func Handler(s *Service) http.Handler {
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				writeError(w, http.StatusRequestEntityTooLarge, "hook.too_large", "hook input over 8 MiB")
+				writeError(w, http.StatusRequestEntityTooLarge, "hook.too_large", TooLargeMessage)
 				return
 			}
 			writeError(w, http.StatusBadRequest, "hook.unreadable", err.Error())

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/pathfacts"
 )
 
 // Config assembles a Service. Controller and TaskOptions are required.
@@ -22,7 +24,8 @@ type Config struct {
 	Controller *controller.InvocationController
 	// TaskOptions chooses the policy pin (and actor) of a new session's
 	// task from the session's first event. A Workspace left empty becomes
-	// the session's cwd.
+	// the session's workspace: pathfacts.Workspace of its cwd (the git top
+	// level, else the cwd).
 	TaskOptions func(ctx context.Context, ev agents.Event) (controller.TaskOptions, error)
 	// Certify mints the certificate of a session's closed task; nil keeps
 	// the closed boundary without a certificate.
@@ -36,6 +39,22 @@ type Config struct {
 	ExplicitAllow bool
 	// Facts answers whether a path exists; default: the filesystem.
 	Facts agents.HostFacts
+	// Head returns a chain's head hash, for the session-end notice's
+	// verify command when no certificate names it; nil leaves it out.
+	Head func(ctx context.Context, chain uuid.UUID) (string, error)
+	// Sidecar is how a person reaches this server; the session-end notice
+	// prints commands that read the chain through it.
+	Sidecar Sidecar
+	// Sessions keeps each open session's task durably, so a session
+	// continues its task after a restart; nil keeps them in memory only
+	// (a restart then starts a new task and leaves the old one open).
+	Sessions SessionStore
+}
+
+// Sidecar is the address and token file of the server the hooks run in.
+type Sidecar struct {
+	URL       string
+	TokenFile string
 }
 
 // Service runs agent sessions as governed tasks. Safe for concurrent use.
@@ -52,6 +71,10 @@ type session struct {
 	openErr error
 	task    *controller.Task
 	pending *agents.Pending[[]controller.Permit]
+	// lost counts the calls authorized before a restart whose outcome the
+	// resumed task recorded as lost: their post-tool events are answered
+	// without a pending permit, once each.
+	lost atomic.Int64
 }
 
 // Ended is what a closed session left: its boundary and certificate.
@@ -60,6 +83,9 @@ type Ended struct {
 	SessionID   string
 	Boundary    governance.ClosedTaskBoundary
 	Certificate *governance.TaskCertificate
+	// Head is the chain's head after TASK_CLOSED, when Config.Head could
+	// read it.
+	Head string
 	// Unreported counts authorized calls the agent never reported; they
 	// were completed as failed ("no_outcome") before the task closed.
 	Unreported int
@@ -148,15 +174,12 @@ func (s *Service) open(ctx context.Context, ev agents.Event) (*session, error) {
 	}
 	s.mu.Unlock()
 	sess.once.Do(func() {
-		var task *controller.Task
-		opts, err := s.cfg.TaskOptions(ctx, ev)
-		if err == nil {
-			if opts.Workspace == "" && filepath.IsAbs(ev.Cwd) {
-				// The session's cwd is the task's workspace: a policy
-				// naming $workspace serves every project on the machine.
-				opts.Workspace = ev.Cwd
-			}
-			task, err = s.cfg.Controller.OpenTask(ctx, opts)
+		task, res, resumed, err := s.resume(ctx, ev)
+		if resumed {
+			sess.lost.Store(int64(len(res.OutcomeLost)))
+		}
+		if err == nil && !resumed {
+			task, err = s.openNew(ctx, ev)
 		}
 		s.mu.Lock() // current and ChainOf read task under mu
 		sess.task, sess.openErr = task, err
@@ -171,6 +194,42 @@ func (s *Service) open(ctx context.Context, ev agents.Event) (*session, error) {
 		return nil, sess.openErr
 	}
 	return sess, nil
+}
+
+// openNew opens the session's task and keeps it durably.
+func (s *Service) openNew(ctx context.Context, ev agents.Event) (*controller.Task, error) {
+	opts, err := s.cfg.TaskOptions(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Workspace == "" && filepath.IsAbs(ev.Cwd) {
+		// The session's workspace (its cwd's git top level, else the
+		// cwd) is the task's: a policy naming $workspace serves every
+		// project on the machine.
+		opts.Workspace = pathfacts.Workspace(ev.Cwd)
+	}
+	task, err := s.cfg.Controller.OpenTask(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.keep(ctx, ev, task); err != nil {
+		// A session that could not continue after a restart is refused
+		// now, while nothing of it is recorded.
+		return nil, fmt.Errorf("hooks: keep the session's task: %w", err)
+	}
+	return task, nil
+}
+
+// find returns the session's open task: held here, or kept by the process
+// before a restart and resumed now; nil when the session has none.
+func (s *Service) find(ctx context.Context, ev agents.Event) (*session, error) {
+	if sess := s.current(ev); sess != nil {
+		return sess, nil
+	}
+	if ok, err := s.kept(ctx, ev); err != nil || !ok {
+		return nil, err
+	}
+	return s.open(ctx, ev)
 }
 
 // current returns the session's open task, if any.

@@ -133,6 +133,7 @@ func newRig(t testing.TB, mode hooks.ApprovalMode) *rig {
 			return eng.Issuer().Mint(ctx, b, head.Hash)
 		},
 		Approval: mode,
+		Sessions: eng.Sessions,
 	})
 	require.NoError(t, err)
 	return &rig{eng: eng, ctl: ctl, broker: broker, svc: svc, ws: ws, snap: snap}

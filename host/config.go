@@ -26,6 +26,19 @@ const (
 	// compile, so a lower bound would return sooner without saving the CPU.
 	DefaultLoadTimeout = 2 * time.Minute
 	maxMemoryPages     = 65536 // 4 GiB, the most a 32-bit memory can address
+	// DefaultCompileSlots is how many modules compile at once, and
+	// DefaultCompileQueue how many loads may wait for a slot; a load beyond
+	// both fails at once with ErrLoadBusy. A compile uses every core and,
+	// for a module near the 32 MiB upload limit, about 100 MiB: two at a
+	// time keep a server far inside 1 GiB.
+	DefaultCompileSlots = 2
+	DefaultCompileQueue = 16
+	// DefaultLoadMemoryBudget bounds what one load may cost, estimated from
+	// the module before compiling (the input and its instrumented copy,
+	// wazero's copy of the data, 16 bytes per byte of code); a module over
+	// it is refused with gate.load_memory. A Go-built gate of 4 MB needs
+	// about 70 MiB; a 31 MiB data segment about 100 MiB.
+	DefaultLoadMemoryBudget = 256 << 20
 )
 
 // ModuleLimits are the structural bounds Load checks in one linear pass
@@ -65,6 +78,9 @@ type Config struct {
 	callDepth      uint32
 	loadTimeout    time.Duration
 	limits         ModuleLimits
+	compileSlots   int
+	compileQueue   int
+	loadMemory     int64
 	set            uint8
 }
 
@@ -74,6 +90,7 @@ const (
 	setPool
 	setOutput
 	setLoadTimeout
+	setCompileLimits
 )
 
 // NewConfig returns the default configuration: an in-memory compilation
@@ -146,6 +163,26 @@ func (c Config) WithLoadTimeout(d time.Duration) Config {
 	return c
 }
 
+// WithCompileLimits sets how many modules compile at once (slots ≥ 1;
+// 0 keeps DefaultCompileSlots) and how many loads may wait for a slot
+// (queue ≥ 0; a negative value keeps DefaultCompileQueue). Loads of the same
+// bytes share one compile and take one slot. A load that finds the slots
+// taken and the queue full fails at once with ErrLoadBusy; LoadTrusted
+// always waits.
+func (c Config) WithCompileLimits(slots, queue int) Config {
+	c.compileSlots, c.compileQueue = slots, queue
+	c.set |= setCompileLimits
+	return c
+}
+
+// WithLoadMemoryBudget bounds the memory one load may cost, estimated
+// before compiling (0 keeps DefaultLoadMemoryBudget); a module over it is
+// refused with gate.load_memory.
+func (c Config) WithLoadMemoryBudget(bytes int64) Config {
+	c.loadMemory = bytes
+	return c
+}
+
 // WithModuleLimits sets the structural bounds Load checks before compiling.
 func (c Config) WithModuleLimits(l ModuleLimits) Config {
 	c.limits = l
@@ -188,6 +225,20 @@ func (c Config) resolved() (Config, error) {
 		c.loadTimeout = DefaultLoadTimeout
 	} else if c.loadTimeout < 0 {
 		errs = append(errs, fmt.Errorf("negative load timeout %v", c.loadTimeout))
+	}
+	if c.set&setCompileLimits == 0 || c.compileSlots == 0 {
+		c.compileSlots = DefaultCompileSlots
+	}
+	if c.set&setCompileLimits == 0 || c.compileQueue < 0 {
+		c.compileQueue = DefaultCompileQueue
+	}
+	if c.compileSlots < 0 {
+		errs = append(errs, fmt.Errorf("compile slots %d < 0", c.compileSlots))
+	}
+	if c.loadMemory == 0 {
+		c.loadMemory = DefaultLoadMemoryBudget
+	} else if c.loadMemory < 0 {
+		errs = append(errs, fmt.Errorf("negative load memory budget %d", c.loadMemory))
 	}
 	if c.set&setOutput == 0 {
 		c.maxOutputBytes = DefaultMaxOutputBytes

@@ -31,6 +31,9 @@ const (
 	// CodeLoadTimeout: Load took longer than WithLoadTimeout (or the
 	// caller's deadline).
 	CodeLoadTimeout = fault.LoadTimeout
+	// CodeLoadMemory: compiling the module would need more memory than
+	// WithLoadMemoryBudget allows one load.
+	CodeLoadMemory = fault.LoadMemory
 	// Structural limits (WithModuleLimits), checked before compiling.
 	CodeTooManyFunctions    = fault.TooManyFunctions
 	CodeTooManyLocals       = fault.TooManyLocals
@@ -53,6 +56,9 @@ var (
 	ErrDigestRequired = errors.New("host: an expected sha256 digest is required (pass host.AnyDigest to trust the bytes)")
 	ErrBadGateConfig  = errors.New("host: gate configuration is not valid JSON")
 	ErrForeignModule  = errors.New("host: module was loaded by another host")
+	// ErrLoadBusy refuses a load when every compilation slot is taken and
+	// the queue behind them is full (WithCompileLimits): retry later.
+	ErrLoadBusy = errors.New("host: too many module loads in progress; retry later")
 )
 
 // GuestError reports that a guest failed. Code is the stable reason code

@@ -39,10 +39,13 @@ type Host struct {
 
 	mu        sync.Mutex
 	modules   map[string]*Module     // by digest
+	loading   map[string]*loadCall   // loads in progress, by digest
 	gates     map[gateKey]*gateEntry // by (module digest, config digest)
 	closed    atomic.Bool
 	inflight  atomic.Int64   // Evaluate calls in progress
-	compiling sync.WaitGroup // compilations in progress (Add under mu, while not closed)
+	compiling sync.WaitGroup // loads in progress (Add under mu, while not closed)
+	slots     chan struct{}  // one per compilation running (WithCompileLimits)
+	queued    atomic.Int64   // loads waiting for a slot
 }
 
 // New returns a Host with the given configuration, or an error wrapping
@@ -87,7 +90,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		rt:      rt,
 		fast:    fast,
 		modules: make(map[string]*Module),
+		loading: make(map[string]*loadCall),
 		gates:   make(map[gateKey]*gateEntry),
+		slots:   make(chan struct{}, cfg.compileSlots),
 	}, nil
 }
 
@@ -108,9 +113,10 @@ func (h *Host) Close(ctx context.Context) error {
 	for deadline := time.Now().Add(wait + 100*time.Millisecond); h.inflight.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	// NB: a compilation cannot be stopped; closing the runtime under it is
-	// unsafe, so wait for every one (Load adds to compiling under mu only
-	// while the host is open: after this lock no new one starts).
+	// NB: a compilation stops only at its next function when its caller's
+	// context ends; closing the runtime under it is unsafe, so wait for
+	// every one (Load adds to compiling under mu only while the host is
+	// open: after this lock no new one starts).
 	h.mu.Lock()
 	h.mu.Unlock()
 	h.compiling.Wait()
@@ -136,67 +142,77 @@ func (h *Host) Close(ctx context.Context) error {
 	return err
 }
 
-// compileBounded runs compile within bound (0: none) and ctx. wazero cannot
-// stop a compilation that has started: past the bound the compilation
-// continues in the background (Close waits for it) and its result is
-// released when it ends.
-func (h *Host) compileBounded(ctx context.Context, wasm []byte, digest string, bound time.Duration) (*Module, error) {
-	h.mu.Lock()
-	if h.closed.Load() {
-		h.mu.Unlock()
-		return nil, ErrClosed
+// compileAdmitted compiles wasm within bound (0: none) and ctx once the
+// host admits it: at most the configured number of compilations run at
+// once (WithCompileLimits); a load that finds them all busy waits its turn,
+// unless the queue is full, when it fails at once with ErrLoadBusy (trusted
+// loads always wait: they are the program's own modules, not an
+// attacker's). The compilation runs under the caller's context: when the
+// caller goes away (an HTTP client hangs up) or the bound passes, the
+// caller is answered at once, and wazero stops compiling at its next
+// function (one function's compile cannot be stopped; the structural
+// limits bound it).
+func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, bound time.Duration, trusted bool) (*Module, error) {
+	if bound > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, bound)
+		defer cancel()
 	}
-	h.compiling.Add(1)
-	h.mu.Unlock()
-	if bound <= 0 && ctx.Done() == nil {
-		defer h.compiling.Done()
-		return h.compile(ctx, wasm, digest)
+	select {
+	case h.slots <- struct{}{}:
+	default:
+		if n := h.queued.Add(1); !trusted && n > int64(h.cfg.compileQueue) {
+			h.queued.Add(-1)
+			return nil, ErrLoadBusy
+		}
+		select {
+		case h.slots <- struct{}{}:
+			h.queued.Add(-1)
+		case <-ctx.Done():
+			h.queued.Add(-1)
+			return nil, loadEnded(ctx)
+		}
 	}
+	if ctx.Err() != nil {
+		<-h.slots
+		return nil, loadEnded(ctx)
+	}
+	// The compile keeps its slot until it really ends, even when its caller
+	// has been answered: the CPU and memory of compiles nobody waits for
+	// any more stay bounded by the slots.
 	type result struct {
 		m   *Module
 		err error
 	}
 	results := make(chan result, 1)
-	var abandoned atomic.Bool
-	release := func() {
-		select {
-		case r := <-results:
-			if r.m != nil {
-				r.m.close(context.Background())
-			}
-		default:
-		}
-	}
+	h.compiling.Add(1) // NB: the caller's load holds a count: never from zero under Close's Wait
 	go func() {
 		defer h.compiling.Done()
-		m, err := h.compile(context.WithoutCancel(ctx), wasm, digest)
+		m, err := h.compile(ctx, wasm, digest)
+		<-h.slots
 		results <- result{m, err}
-		if abandoned.Load() {
-			release()
-		}
 	}()
-	var expired <-chan time.Time
-	if bound > 0 {
-		t := time.NewTimer(bound)
-		defer t.Stop()
-		expired = t.C
-	}
 	select {
 	case r := <-results:
 		return r.m, r.err
-	case <-expired:
-		abandoned.Store(true)
-		release()
-		return nil, fault.New(fault.LoadTimeout, "load", "loading the module took longer than the load timeout")
 	case <-ctx.Done():
-		abandoned.Store(true)
-		release()
-		code := fault.Canceled
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			code = fault.LoadTimeout
-		}
-		return nil, fault.FromCode(code, "load")
+		go func() { // abandoned: release what it made
+			if r := <-results; r.m != nil {
+				r.m.close(context.Background())
+			}
+		}()
+		return nil, loadEnded(ctx)
 	}
+}
+
+// loadEnded is the failure of a load whose context ended: gate.load_timeout
+// past a deadline (the load bound's or the caller's), gate.canceled when the
+// caller went away.
+func loadEnded(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fault.New(fault.LoadTimeout, "load", "loading the module took longer than the load timeout")
+	}
+	return fault.FromCode(fault.Canceled, "load")
 }
 
 // LoadFile reads path and loads it as Load does.
@@ -219,7 +235,7 @@ func (h *Host) LoadFile(ctx context.Context, path, expectedSHA256 string) (*Modu
 // structural limits (WithModuleLimits); a module over them is a *GuestError
 // (gate.load_timeout, gate.too_many_functions, ...).
 func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*Module, error) {
-	return h.load(ctx, wasm, expectedSHA256, h.cfg.loadTimeout)
+	return h.load(ctx, wasm, expectedSHA256, h.cfg.loadTimeout, false)
 }
 
 // LoadTrusted loads a module that ships with the program (the built-in
@@ -233,14 +249,14 @@ func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*M
 // start has passed a second on two busy cores under -race, and failed the
 // built-in gates closed. Every evaluation keeps the per-call bound.
 func (h *Host) LoadTrusted(ctx context.Context, wasm []byte, expectedSHA256 string) (*Module, error) {
-	m, err := h.load(ctx, wasm, expectedSHA256, 0)
+	m, err := h.load(ctx, wasm, expectedSHA256, 0, true)
 	if err == nil {
 		m.trusted.Store(true) // these bytes are the program's own, however they were first loaded
 	}
 	return m, err
 }
 
-func (h *Host) load(ctx context.Context, wasm []byte, expectedSHA256 string, bound time.Duration) (*Module, error) {
+func (h *Host) load(ctx context.Context, wasm []byte, expectedSHA256 string, bound time.Duration, trusted bool) (*Module, error) {
 	if h.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -252,28 +268,70 @@ func (h *Host) load(ctx context.Context, wasm []byte, expectedSHA256 string, bou
 	if expectedSHA256 != AnyDigest && !strings.EqualFold(strings.TrimPrefix(expectedSHA256, "sha256:"), digest) {
 		return nil, &DigestMismatchError{Expected: expectedSHA256, Actual: digest}
 	}
-	h.mu.Lock()
-	m, ok := h.modules[digest]
-	h.mu.Unlock()
-	if ok {
-		return m, nil
+	for {
+		h.mu.Lock()
+		if h.closed.Load() {
+			h.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if m, ok := h.modules[digest]; ok {
+			h.mu.Unlock()
+			return m, nil
+		}
+		if c, ok := h.loading[digest]; ok {
+			// The same bytes are being loaded: wait for that one compile
+			// instead of starting another (32 uploads of one module cost
+			// one compile, not 32).
+			h.mu.Unlock()
+			select {
+			case <-c.done:
+			case <-ctx.Done():
+				return nil, guestError(loadEnded(ctx), digest)
+			}
+			if c.callerLeft && ctx.Err() == nil {
+				continue // that load's caller went away; this one has not
+			}
+			return c.m, c.err
+		}
+		c := &loadCall{done: make(chan struct{})}
+		h.loading[digest] = c
+		h.compiling.Add(1)
+		h.mu.Unlock()
+		return h.lead(ctx, c, wasm, digest, bound, trusted)
 	}
-	m, err := h.compileBounded(ctx, wasm, digest, bound)
+}
+
+// loadCall is a load of one digest in progress; m, err and callerLeft are
+// set before done closes.
+type loadCall struct {
+	done chan struct{}
+	m    *Module
+	err  error
+	// callerLeft: the load failed because its caller's context ended, so
+	// a waiter whose own context lives loads again.
+	callerLeft bool
+}
+
+// lead runs the load c that other loads of digest wait for.
+func (h *Host) lead(ctx context.Context, c *loadCall, wasm []byte, digest string, bound time.Duration, trusted bool) (*Module, error) {
+	defer h.compiling.Done()
+	m, err := h.compileAdmitted(ctx, wasm, digest, bound, trusted)
 	if err != nil {
-		return nil, guestError(err, digest)
+		err = guestError(err, digest)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed.Load() {
+	delete(h.loading, digest)
+	if err == nil && h.closed.Load() {
 		m.close(ctx)
-		return nil, ErrClosed
+		m, err = nil, ErrClosed
 	}
-	if prev, ok := h.modules[digest]; ok { // lost a race: keep the first
-		m.close(ctx)
-		return prev, nil
+	if err == nil {
+		h.modules[digest] = m
 	}
-	h.modules[digest] = m
-	return m, nil
+	c.m, c.err, c.callerLeft = m, err, err != nil && ctx.Err() != nil
+	h.mu.Unlock()
+	close(c.done)
+	return m, err
 }
 
 // compile checks and instruments wasm (host/internal/interrupt), then
@@ -289,12 +347,21 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module
 	if capBytes := uint64(h.cfg.memoryPages) * 65536; res.MemoryMinPages*65536+res.TableEntries*8 > capBytes {
 		return nil, fault.New(fault.MemoryLimit, "load", "declared memory and tables exceed the memory cap")
 	}
+	if need := loadMemoryEstimate(len(wasm), res); need > h.cfg.loadMemory {
+		return nil, fault.New(fault.LoadMemory, "load", fmt.Sprintf("compiling the module would need about %d MiB, over the load memory budget of %d MiB", need>>20, h.cfg.loadMemory>>20))
+	}
+	if ctx.Err() != nil {
+		return nil, loadEnded(ctx)
+	}
 	rt := h.fast
 	if extism {
 		rt = h.rt
 	}
 	cm, err := rt.CompileModule(ctx, res.Wasm)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, loadEnded(ctx) // wazero stopped compiling: the caller left or the bound passed
+		}
 		return nil, fault.New(fault.InvalidModule, "load", "not a valid Wasm module")
 	}
 	kind, err := h.checkImports(cm)
@@ -324,11 +391,23 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module
 			MaxOutputBytes:   h.cfg.maxOutputBytes,
 		})
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, loadEnded(ctx)
+			}
 			return nil, err
 		}
 		m.extism, m.extismEx = c, ex
 	}
 	return m, nil
+}
+
+// loadMemoryEstimate is what loading a module of size bytes costs at its
+// peak, from what the instrumentation pass saw: the input and its rewrite
+// side by side, wazero's own copy of the data segments, and the compiler's
+// working memory and machine code, measured at up to 16 bytes per byte of
+// code (a 3.9 MB Go-built module peaked at 59 MiB).
+func loadMemoryEstimate(size int, res *interrupt.Result) int64 {
+	return int64(size) + int64(len(res.Wasm)) + int64(res.DataBytes) + 16*int64(res.CodeBytes)
 }
 
 // instrumentError maps a refusal of the instrumentation pass to its code.

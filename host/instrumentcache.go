@@ -45,6 +45,8 @@ type instrumentEntry struct {
 	HasStart       bool     `json:"has_start"`
 	MutableGlobals []uint32 `json:"mutable_globals"`
 	Resettable     bool     `json:"resettable"`
+	DataBytes      uint64   `json:"data_bytes"`
+	CodeBytes      uint64   `json:"code_bytes"`
 }
 
 func newInstrumentCache(cacheDir string) instrumentCache {
@@ -120,6 +122,8 @@ func (c instrumentCache) get(key, module string) *interrupt.Result {
 		HasStart:       e.HasStart,
 		MutableGlobals: e.MutableGlobals,
 		Resettable:     e.Resettable,
+		DataBytes:      e.DataBytes,
+		CodeBytes:      e.CodeBytes,
 	}
 }
 
@@ -131,15 +135,19 @@ func (c instrumentCache) put(key, module string, res *interrupt.Result) {
 		Key: key, Module: module,
 		MemoryMinPages: res.MemoryMinPages, TableEntries: res.TableEntries,
 		HasStart: res.HasStart, MutableGlobals: res.MutableGlobals, Resettable: res.Resettable,
+		DataBytes: res.DataBytes, CodeBytes: res.CodeBytes,
 	})
 	if err != nil {
 		return
 	}
-	body := make([]byte, 0, 4+len(meta)+len(res.Wasm))
-	body = binary.LittleEndian.AppendUint32(body, uint32(len(meta)))
-	body = append(body, meta...)
-	body = append(body, res.Wasm...)
-	sum := sha256.Sum256(body)
+	// NB: the body is hashed and written in parts, never concatenated: a
+	// module's bytes are not copied once more for the cache.
+	head := binary.LittleEndian.AppendUint32(nil, uint32(len(meta)))
+	head = append(head, meta...)
+	hash := sha256.New()
+	hash.Write(head)
+	hash.Write(res.Wasm)
+	sum := hash.Sum(nil)
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return
 	}
@@ -152,7 +160,10 @@ func (c instrumentCache) put(key, module string, res *interrupt.Result) {
 		_, werr = f.Write(sum[:])
 	}
 	if werr == nil {
-		_, werr = f.Write(body)
+		_, werr = f.Write(head)
+	}
+	if werr == nil {
+		_, werr = f.Write(res.Wasm)
 	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr

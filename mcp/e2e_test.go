@@ -21,10 +21,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
 	"github.com/govhost/govhost/policy/policyfile"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 
@@ -159,6 +159,9 @@ type e2eOptions struct {
 	// sidecar runs a real govhost serve with the policy and the proxy as
 	// govhost mcp --server; approvals go through its API (e.sidecar).
 	sidecar bool
+	// defaultPolicy starts govhost mcp with no --policy on a fresh data
+	// directory: the default coding-agent policy governs.
+	defaultPolicy bool
 }
 
 func startE2E(t *testing.T, o e2eOptions) *e2e {
@@ -215,6 +218,9 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 		bin, err := govhostBinary()
 		require.NoError(t, err)
 		proxy = []string{bin, "mcp", "--name", "fs", "--data", e.data, "--policy", policyPath, "--log-level", "info"}
+		if o.defaultPolicy {
+			proxy = []string{bin, "mcp", "--name", "fs", "--data", e.data, "--log-level", "info"}
+		}
 		if o.sidecar {
 			url := e.startSidecar(bin, policyPath, env)
 			proxy = []string{bin, "mcp", "--name", "fs", "--server", url, "--token-file", filepath.Join(e.data, "token"), "--log-level", "info"}
@@ -466,6 +472,47 @@ func TestE2E_FilesystemServer(t *testing.T) {
 	require.Equal(t, 4, count(types, governance.OperationDenied))
 	require.Equal(t, 3, count(types, governance.CallableCompleted))
 	require.Equal(t, 1, count(types, governance.CallableFailed), "the cancelled forwarded read")
+}
+
+// TestE2E_FilesystemServer_DefaultPolicy: `govhost mcp -- server-filesystem
+// DIR` with no --policy starts under the default coding-agent policy
+// (balanced): reads and writes in the workspace (the proxy's working
+// directory) run, a credential is denied wherever it is named (a path, an
+// element of read_multiple_files' paths, move_file's source), a write
+// outside the workspace is denied, and none of those reach the server.
+func TestE2E_FilesystemServer_DefaultPolicy(t *testing.T) {
+	e := startE2E(t, e2eOptions{defaultPolicy: true})
+	require.Contains(t, e.stderr.String(), "@balanced-1", "the proxy names the default policy it runs under")
+
+	r := e.call("read_text_file", map[string]any{"path": filepath.Join(e.root, "notes.txt")})
+	require.False(t, r.IsError, "%+v", r)
+	require.Equal(t, "inside the workspace\n", r.Content[0].Text)
+	r = e.call("write_file", map[string]any{"path": filepath.Join(e.root, "new.txt"), "content": "written"})
+	require.False(t, r.IsError, "%+v", r)
+	got, err := os.ReadFile(filepath.Join(e.root, "new.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "written", string(got))
+
+	key := filepath.Join(e.root, ".ssh", "id_ed25519")
+	require.NoError(t, os.MkdirAll(filepath.Dir(key), 0o700))
+	require.NoError(t, os.WriteFile(key, []byte("PRIVATE KEY MATERIAL"), 0o600))
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read_text_file", map[string]any{"path": key}},
+		{"read_multiple_files", map[string]any{"paths": []string{filepath.Join(e.root, "notes.txt"), key}}},
+		{"move_file", map[string]any{"source": key, "destination": filepath.Join(e.root, "key.txt")}},
+		{"write_file", map[string]any{"path": filepath.Join(filepath.Dir(filepath.Dir(e.root)), "outside.txt"), "content": "x"}},
+	} {
+		r = e.call(c.tool, c.args)
+		require.True(t, r.IsError, "%s %v must be denied", c.tool, c.args)
+	}
+	saw := e.upstreamSaw()
+	require.NotContains(t, saw, "id_ed25519", "a denied call never reaches the upstream")
+	require.NotContains(t, saw, "outside.txt")
+	types := e.verify(e.finish())
+	require.Equal(t, 4, count(types, governance.OperationDenied))
 }
 
 // TestE2E_Approvals: side effects ask a reviewer; an approved write runs,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/pathfacts"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
@@ -27,6 +29,13 @@ type EmbeddedOptions struct {
 	PolicyID   uuid.UUID
 	Version    string
 	Resource   string
+	// Profile is the default coding-agent policy's profile installed when
+	// no policy is given and none is bound (profiles.Balanced when empty).
+	Profile string
+	// Workspace is each task's workspace root (the pathguard
+	// "$workspace"); empty: pathfacts.Workspace of the process's working
+	// directory.
+	Workspace string
 	// Approvals answers require_approval; nil denies them. ApprovalTimeout
 	// bounds each wait (then the call is denied); zero means no bound
 	// beyond the call itself.
@@ -53,6 +62,8 @@ type Embedded struct {
 	actor  *governance.ActorRef
 	// certDir receives the certificates.
 	certDir string
+	// workspace is every task's workspace root.
+	workspace string
 }
 
 // OpenEmbedded opens the engine, pins the policy and opens the session's
@@ -89,7 +100,15 @@ func OpenEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 			return nil, err
 		}
 	default:
-		if e.Policy, err = eng.Policies.Resolve(ctx, "", o.Resource); err != nil {
+		e.Policy, err = eng.Policies.Resolve(ctx, "", o.Resource)
+		var nf *governance.PolicyNotFoundError
+		if errors.As(err, &nf) && o.Resource == "" {
+			// Nothing bound: the default coding-agent policy, as serve
+			// installs it on a first start.
+			actor := &governance.ActorRef{Kind: "system", ID: "govhost-mcp"}
+			e.Policy, _, err = eng.EnsureDefaultPolicy(ctx, o.Profile, actor)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("mcp: no policy given and none bound: %w", err)
 		}
 	}
@@ -106,6 +125,12 @@ func OpenEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		dir = govhost.DefaultDir
 	}
 	e.ctl, e.actor, e.certDir = ctl, o.Actor, filepath.Join(dir, "certificates")
+	e.workspace = o.Workspace
+	if e.workspace == "" {
+		if wd, err := os.Getwd(); err == nil {
+			e.workspace = pathfacts.Workspace(wd)
+		}
+	}
 	if !o.TaskPerSession {
 		if e.Governor, err = e.NewTask(ctx); err != nil {
 			return nil, err
@@ -119,7 +144,7 @@ func OpenEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 // NewTask opens a task under the session's policy: the governor of one
 // more MCP session.
 func (e *Embedded) NewTask(ctx context.Context) (*TaskGovernor, error) {
-	task, err := e.ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: e.Policy.PolicyID(), Version: e.Policy.Version(), Actor: e.actor})
+	task, err := e.ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: e.Policy.PolicyID(), Version: e.Policy.Version(), Actor: e.actor, Workspace: e.workspace})
 	if err != nil {
 		return nil, err
 	}

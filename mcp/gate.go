@@ -123,7 +123,7 @@ func (g *governed) decide(ctx context.Context, c *call, line []byte, msg Message
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	parsed, err := controller.ParseArguments(args)
+	parsed, err := governance.ParseArguments(args)
 	if err != nil {
 		return answer(errorResponse(c.id, jsonrpc.CodeInvalidParams, "govhost: tools/call arguments must be a JSON object"))
 	}

@@ -19,9 +19,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
-	"github.com/govhost/govhost/api"
 )
 
 // httpE2E is the HTTP mode end to end: the real TypeScript SDK's

@@ -12,8 +12,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/pathfacts"
-	"github.com/govhost/govhost/plugins/pathguard"
 )
 
 // ToolSpec maps one MCP tool onto govhost's operation vocabulary (the
@@ -118,20 +118,12 @@ func decodeStrict(b []byte, v any) error {
 	return nil
 }
 
-// operations is govhost's operation vocabulary (pathguard's, which the
-// permission gate shares).
-var operations = map[string]bool{
-	pathguard.OpReadFile: true, pathguard.OpSearchFiles: true, pathguard.OpCreateFile: true,
-	pathguard.OpOverwriteFile: true, pathguard.OpModifyFile: true, pathguard.OpCreateDirectory: true,
-	pathguard.OpExecuteCommand: true, pathguard.OpNetworkAccess: true,
-}
-
 func (s ServerMapping) validate() error {
 	for tool, spec := range s.Tools {
 		if tool == "" {
 			return errors.New("empty tool name")
 		}
-		if spec.Operation != "" && !operations[spec.Operation] {
+		if spec.Operation != "" && !abi.IsOperation(spec.Operation) {
 			return fmt.Errorf("tool %s: unknown operation %q", tool, spec.Operation)
 		}
 		for _, p := range spec.Paths {
@@ -203,13 +195,13 @@ func fromAnnotations(a sdk.ToolAnnotations) ToolSpec {
 	destructive := a.DestructiveHint == nil || *a.DestructiveHint
 	switch {
 	case openWorld:
-		return ToolSpec{Operation: pathguard.OpNetworkAccess}
+		return ToolSpec{Operation: abi.OpNetworkAccess}
 	case a.ReadOnlyHint:
-		return ToolSpec{Operation: pathguard.OpReadFile}
+		return ToolSpec{Operation: abi.OpReadFile}
 	case destructive:
-		return ToolSpec{Operation: pathguard.OpModifyFile}
+		return ToolSpec{Operation: abi.OpModifyFile}
 	default:
-		return ToolSpec{Operation: pathguard.OpCreateFile}
+		return ToolSpec{Operation: abi.OpCreateFile}
 	}
 }
 

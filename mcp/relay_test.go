@@ -35,13 +35,13 @@ func (g *fakeGovernor) Authorize(ctx context.Context, c controller.Call) (contro
 	if msg, ok := g.deny[c.Tool]; ok {
 		return controller.Permit{}, &governance.GovernanceDeniedError{Function: c.Tool, GateID: "g", ReasonCode: "test.deny", Message: msg}
 	}
-	args, err := controller.ParseArguments(c.Arguments)
+	args, err := governance.ParseArguments(c.Arguments)
 	if err != nil {
 		return controller.Permit{}, err
 	}
 	p := controller.Permit{ID: "p" + c.ToolCallID, Tool: c.Tool, ArgumentDigest: args.Digest, Arguments: args.Canonical}
 	if g.replace != nil {
-		r, _ := controller.ParseArguments(g.replace)
+		r, _ := governance.ParseArguments(g.replace)
 		p.ArgumentDigest, p.Arguments = r.Digest, r.Canonical
 	}
 	return p, nil

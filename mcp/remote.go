@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 

@@ -87,7 +87,7 @@ func resolveFrom(base, raw string) (abi.PathFact, error) {
 	if err != nil {
 		return abi.PathFact{}, err
 	}
-	f := abi.PathFact{Raw: raw, Resolved: resolved}
+	f := abi.PathFact{Raw: raw, Resolved: resolved, Link: isLink(base, expanded)}
 	fi, err := os.Stat(resolved)
 	switch {
 	case err == nil:
@@ -125,6 +125,30 @@ func resolveFrom(base, raw string) (abi.PathFact, error) {
 		}
 	}
 	return f, nil
+}
+
+// isLink reports that the path as asked for (p joined to base) is a
+// symbolic link itself, as Python's Path.is_symlink() does: the path is
+// written as pathlib writes it (empty and "." components dropped, ".."
+// kept, so the kernel resolves it physically) and lstat follows the
+// intermediate links, not the last one. An error (a missing component) is
+// no link.
+func isLink(base, p string) bool {
+	if !path.IsAbs(p) {
+		p = base + "/" + p
+	}
+	var b strings.Builder
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			b.WriteString("/")
+			b.WriteString(c)
+		}
+	}
+	if b.Len() == 0 {
+		return false
+	}
+	fi, err := os.Lstat(b.String())
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
 // walker resolves paths component by component, as Python's

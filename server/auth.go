@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/govhost/govhost/api"
 )
 
 // TokenFileName is the bearer token's file in the data directory.
-const TokenFileName = "token"
+const TokenFileName = api.TokenFileName
 
 // LoadOrCreateToken returns the bearer token in path, creating the file
 // (mode 0600, 32 random bytes as hex) when it does not exist; created says

@@ -9,6 +9,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/govhost/govhost/api"
 )
 
 // decode reads one JSON document into dst strictly: application/json (or
@@ -42,7 +44,17 @@ func decode(r *http.Request, dst any) error {
 // readBody reads the whole body within the route's limit: over it is
 // body_too_large; a body that breaks off is refused with brokenCode.
 func readBody(r *http.Request, brokenCode string) ([]byte, error) {
-	body, err := io.ReadAll(r.Body)
+	var body []byte
+	var err error
+	if n := r.ContentLength; n > 0 && n <= api.MaxModuleBytes {
+		// NB: one buffer of the announced size, not ReadAll's doublings (a
+		// 31 MiB module cost about twice its size in garbage).
+		buf := bytes.NewBuffer(make([]byte, 0, n+1))
+		_, err = buf.ReadFrom(r.Body)
+		body = buf.Bytes()
+	} else {
+		body, err = io.ReadAll(r.Body)
+	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, refuse(codeBodyTooLarge, fmt.Sprintf("request body over %d bytes", tooLarge.Limit))

@@ -12,6 +12,7 @@ import (
 // Codes the server itself answers with, besides the service's.
 const (
 	codeUnauthorized     = "unauthorized"
+	codeForbidden        = "forbidden"
 	codeMalformedJSON    = "malformed_json"
 	codeTrailingData     = "trailing_data"
 	codeUnknownField     = "unknown_field"
@@ -20,40 +21,46 @@ const (
 	codeNotFound         = "not_found"
 	codeNotReady         = "not_ready"
 	codeInternal         = "internal"
+	codeUploadBusy       = "upload_busy"
 )
 
 // statusOf maps every stable code to its one HTTP status.
 var statusOf = map[string]int{
-	codeUnauthorized:                     http.StatusUnauthorized,
-	codeMalformedJSON:                    http.StatusBadRequest,
-	codeTrailingData:                     http.StatusBadRequest,
-	codeUnknownField:                     http.StatusBadRequest,
-	codeBodyTooLarge:                     http.StatusRequestEntityTooLarge,
-	codeUnsupportedMedia:                 http.StatusUnsupportedMediaType,
-	codeNotFound:                         http.StatusNotFound,
-	codeNotReady:                         http.StatusServiceUnavailable,
-	codeInternal:                         http.StatusInternalServerError,
-	string(service.CodeInvalidRequest):   http.StatusBadRequest,
-	string(service.CodeTaskNotFound):     http.StatusNotFound,
-	string(service.CodePolicyNotFound):   http.StatusNotFound,
-	string(service.CodePolicyInvalid):    http.StatusUnprocessableEntity,
-	string(service.CodePolicyConflict):   http.StatusConflict,
-	string(service.CodeModuleNotFound):   http.StatusUnprocessableEntity,
-	string(service.CodeChainNotFound):    http.StatusNotFound,
-	string(service.CodeNotMintable):      http.StatusConflict,
-	string(service.CodeCertNotFound):     http.StatusNotFound,
-	string(service.CodeApprovalNotFound): http.StatusNotFound,
-	string(service.CodeAuthzNotFound):    http.StatusNotFound,
-	string(service.CodePermitUnknown):    http.StatusNotFound,
-	string(service.CodePermitUsed):       http.StatusConflict,
-	string(service.CodePermitExpired):    http.StatusGone,
-	string(service.CodePermitWrongTask):  http.StatusForbidden,
-	string(service.CodeTaskClosed):       http.StatusConflict,
-	string(service.CodeTooManyTasks):     http.StatusTooManyRequests,
-	string(service.CodeUnavailable):      http.StatusServiceUnavailable,
-	string(service.CodeEvidenceConflict): http.StatusConflict,
-	string(service.CodeModuleEmpty):      http.StatusBadRequest,
-	string(service.CodeModuleUnknown):    http.StatusNotFound,
+	codeUnauthorized:                       http.StatusUnauthorized,
+	codeMalformedJSON:                      http.StatusBadRequest,
+	codeTrailingData:                       http.StatusBadRequest,
+	codeUnknownField:                       http.StatusBadRequest,
+	codeBodyTooLarge:                       http.StatusRequestEntityTooLarge,
+	codeUnsupportedMedia:                   http.StatusUnsupportedMediaType,
+	codeNotFound:                           http.StatusNotFound,
+	codeNotReady:                           http.StatusServiceUnavailable,
+	codeInternal:                           http.StatusInternalServerError,
+	codeUploadBusy:                         http.StatusServiceUnavailable,
+	string(service.CodeLoadBusy):           http.StatusServiceUnavailable,
+	string(service.CodeInvalidRequest):     http.StatusBadRequest,
+	string(service.CodeTaskNotFound):       http.StatusNotFound,
+	string(service.CodePolicyNotFound):     http.StatusNotFound,
+	string(service.CodePolicyInvalid):      http.StatusUnprocessableEntity,
+	string(service.CodePolicyConflict):     http.StatusConflict,
+	string(service.CodeModuleNotFound):     http.StatusUnprocessableEntity,
+	string(service.CodeChainNotFound):      http.StatusNotFound,
+	string(service.CodeNotMintable):        http.StatusConflict,
+	string(service.CodeCertNotFound):       http.StatusNotFound,
+	string(service.CodeApprovalNotFound):   http.StatusNotFound,
+	string(service.CodeAuthzNotFound):      http.StatusNotFound,
+	string(service.CodePermitUnknown):      http.StatusNotFound,
+	string(service.CodePermitUsed):         http.StatusConflict,
+	string(service.CodePermitExpired):      http.StatusGone,
+	string(service.CodePermitWrongTask):    http.StatusForbidden,
+	string(service.CodeTaskClosed):         http.StatusConflict,
+	string(service.CodeTooManyTasks):       http.StatusTooManyRequests,
+	string(service.CodeUnavailable):        http.StatusServiceUnavailable,
+	string(service.CodeEvidenceConflict):   http.StatusConflict,
+	string(service.CodeModuleEmpty):        http.StatusBadRequest,
+	string(service.CodeModuleUnknown):      http.StatusNotFound,
+	string(service.CodeApprovalChanged):    http.StatusConflict,
+	string(service.CodeTooManySubscribers): http.StatusTooManyRequests,
+	codeForbidden:                          http.StatusForbidden,
 }
 
 // A module the host refuses as a gate is understood and refused: 422,
@@ -81,11 +88,18 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("request failed", slog.String("route", r.Pattern), slog.Any("err", err))
 		code, msg, status = codeInternal, "internal error (logged by the server)", http.StatusInternalServerError
 	}
-	if status == http.StatusUnauthorized {
+	switch status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="govhost"`)
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	writeJSON(w, status, api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg}})
 }
+
+// retryAfterSeconds is the Retry-After of every 503 and 429: the server is
+// busy or starting, not broken.
+const retryAfterSeconds = "2"
 
 // httpError is a refusal decided by the server (decoding, auth, routing).
 type httpError struct{ code, msg string }

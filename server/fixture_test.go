@@ -28,6 +28,9 @@ import (
 
 const testToken = "0123456789abcdef0123456789abcdef-test-token"
 
+// testOperatorToken is the shared server's operator token.
+const testOperatorToken = "fedcba9876543210fedcba9876543210-operator"
+
 // testMaxModule bounds module uploads in the tests' servers (the default,
 // 32 MiB, would make the oversize case slow to send).
 const testMaxModule = 1 << 20
@@ -78,6 +81,8 @@ type env struct {
 	srv    *server.Server
 	http   *httptest.Server
 	client *client.Client
+	// operator is a client with the operator token.
+	operator *client.Client
 	// modules is the engine's module folder.
 	modules string
 	// spec, when set, validates every exchange against openapi.yaml.
@@ -97,10 +102,10 @@ func openEnv(t testing.TB, validate bool) *env {
 	svc, err := service.New(eng, service.Options{Observer: metrics})
 	require.NoError(t, err)
 	metrics.Watch(svc)
-	pol, _, err := svc.EnsurePolicy(ctx, "")
+	pol, _, err := svc.EnsurePolicy(ctx, "", "")
 	require.NoError(t, err)
 	require.NoError(t, svc.WarmUp(ctx, pol))
-	srv, err := server.New(server.Config{Service: svc, Token: testToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})
+	srv, err := server.New(server.Config{Service: svc, Token: testToken, OperatorToken: testOperatorToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})
 	require.NoError(t, err)
 	srv.SetReady()
 	e := &env{t: t, eng: eng, svc: svc, srv: srv, modules: filepath.Join(dir, "data", "modules")}
@@ -111,6 +116,8 @@ func openEnv(t testing.TB, validate bool) *env {
 	}
 	e.http = httptest.NewServer(h)
 	e.client, err = client.New(e.http.URL, client.Token(testToken))
+	require.NoError(t, err)
+	e.operator, err = client.New(e.http.URL, client.Token(testOperatorToken))
 	require.NoError(t, err)
 	e.close = func() {
 		srv.Shutdown()
@@ -164,6 +171,7 @@ func init() {
 	openapi3filter.RegisterBodyDecoder("application/x-ndjson", textBody)
 	openapi3filter.RegisterBodyDecoder("application/yaml", textBody)
 	openapi3filter.RegisterBodyDecoder("application/wasm", textBody)
+	openapi3filter.RegisterBodyDecoder("application/x-tar", textBody)
 }
 
 func newSpecChecker(t testing.TB) *specChecker {

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,9 +10,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/hooks"
-	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/internal/sse"
 	"github.com/govhost/govhost/service"
 )
 
@@ -32,6 +33,7 @@ var routes = []route{
 	{method: "GET", pattern: "/v1/approvals", handle: (*Server).listApprovals},
 	{method: "GET", pattern: "/v1/approvals/events", handle: (*Server).approvalEvents},
 	{method: "POST", pattern: "/v1/approvals/{approval_id}", handle: (*Server).resolveApproval},
+	{method: "GET", pattern: "/v1/decisions/events", handle: (*Server).decisionEvents},
 	{method: "POST", pattern: "/v1/chains/{chain_id}/certificate", handle: (*Server).mint},
 	{method: "GET", pattern: "/v1/certificates/{certificate_id}", handle: (*Server).certificate},
 	{method: "GET", pattern: "/v1/chains/{chain_id}", handle: (*Server).exportChain},
@@ -46,8 +48,16 @@ var routes = []route{
 	{method: "POST", pattern: "/v1/modules", handle: (*Server).uploadModule, bodyLimit: func(s *Server) int64 { return s.maxModule }},
 	{method: "GET", pattern: "/v1/modules", handle: (*Server).listModules},
 	{method: "GET", pattern: "/v1/modules/{digest}", handle: (*Server).showModule},
+	{method: "GET", pattern: "/v1/policies", handle: (*Server).listPolicies},
+	{method: "GET", pattern: "/v1/policies/{policy_id}", handle: (*Server).policyVersions},
+	{method: "GET", pattern: "/v1/tasks/{task_id}/bundle", handle: (*Server).bundle},
+	{method: "POST", pattern: "/v1/checkpoints", role: roleOperator, handle: (*Server).signCheckpoint},
+	{method: "POST", pattern: "/v1/tasks/{task_id}/exceptions", role: roleOperator, handle: (*Server).grantException},
+	{method: "POST", pattern: "/v1/tasks/{task_id}/break-glass", role: roleOperator, handle: (*Server).breakGlass},
 	{method: "POST", pattern: "/v1/hooks/{agent}", handle: (*Server).hook, bodyLimit: func(*Server) int64 { return hooks.MaxBody }},
 	{method: "GET", pattern: "/v1/hooks/{agent}/sessions/{session_id}", handle: (*Server).hook},
+	{method: "GET", pattern: "/ui/{path...}", public: true, handle: (*Server).console},
+	{method: "POST", pattern: "/ui/{path...}", public: true, handle: (*Server).console},
 }
 
 // hook serves the coding agents' hooks (package hooks): the agent's own
@@ -234,7 +244,9 @@ func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("approval_id")
-	if err := s.svc.ResolveApproval(id, abi.Decision(req.Decision), req.Approver); err != nil {
+	if err := s.svc.Resolve(id, service.ApprovalResolution{
+		Decision: abi.Decision(req.Decision), Approver: req.Approver, ArgumentDigest: req.ArgumentDigest, Reason: req.Reason,
+	}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, api.Resolved{ApprovalID: id, Decision: req.Decision})
@@ -243,43 +255,41 @@ func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) error {
 
 // approvalEvents streams broker events as server-sent events ("pending"
 // and "resolved", data: the approval) until the client leaves or the
-// server shuts down; a comment line every 15 s keeps proxies from closing
-// an idle stream.
+// server shuts down.
 func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) error {
 	events, cancel := s.svc.ApprovalEvents()
 	defer cancel()
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
-	tick := time.NewTicker(15 * time.Second)
-	defer tick.Stop()
-	for {
-		var err error
-		select {
-		case <-r.Context().Done():
-			return nil
-		case <-s.stop.Done():
-			return nil
-		case <-tick.C:
-			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			_, err = io.WriteString(w, ": keep-alive\n\n")
-		case ev, ok := <-events:
-			if !ok {
-				return nil
-			}
-			data, _ := json.Marshal(service.ApprovalOf(ev.Approval))
-			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, data)
-		}
-		if err == nil {
-			err = rc.Flush()
-		}
-		if err != nil {
-			return nil // the client is gone
-		}
+	sse.Stream(r.Context(), s.stop, w, events, func(ev controller.BrokerEvent) (string, []byte, bool) {
+		data, err := json.Marshal(service.ApprovalOf(ev.Approval))
+		return string(ev.Kind), data, err == nil
+	})
+	return nil
+}
+
+// decisionEvents streams verdicts as server-sent events ("decision", data:
+// a DecisionEvent). A reader that falls behind is dropped by the service:
+// its stream ends and it reconnects.
+func (s *Server) decisionEvents(w http.ResponseWriter, r *http.Request) error {
+	events, cancel, err := s.svc.DecisionEvents()
+	if err != nil {
+		return err
 	}
+	defer cancel()
+	sse.Stream(r.Context(), s.stop, w, events, func(ev service.DecisionEvent) (string, []byte, bool) {
+		data, err := json.Marshal(ev)
+		return "decision", data, err == nil
+	})
+	return nil
+}
+
+// console serves the web console (package console): public here, it
+// signs people in with its own session cookie.
+func (s *Server) console(w http.ResponseWriter, r *http.Request) error {
+	if s.consoleUI == nil {
+		return refuse(codeNotFound, "the console is off (serve --console=false)")
+	}
+	s.consoleUI.ServeHTTP(w, r)
+	return nil
 }
 
 func (s *Server) mint(w http.ResponseWriter, r *http.Request) error {

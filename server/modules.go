@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
@@ -26,6 +27,11 @@ func (s *Server) uploadModule(w http.ResponseWriter, r *http.Request) error {
 			return refuse(codeUnsupportedMedia, fmt.Sprintf("content type %q: send the .wasm bytes as application/wasm or application/octet-stream", ct))
 		}
 	}
+	release, err := s.admitUpload(w, r)
+	if err != nil {
+		return err
+	}
+	defer release()
 	wasm, err := readBody(r, string(service.CodeInvalidRequest))
 	if err != nil {
 		return err
@@ -59,4 +65,36 @@ func (s *Server) showModule(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, m)
 	return nil
+}
+
+// admitUpload takes an upload slot before the body is read (UploadSlots,
+// UploadQueue, UploadQueueWait), or refuses with upload_busy.
+func (s *Server) admitUpload(w http.ResponseWriter, r *http.Request) (release func(), err error) {
+	release = func() { <-s.uploads }
+	admitted := func() (func(), error) {
+		// NB: the read timeout ran while the upload waited; its body gets
+		// the whole of it again.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(ReadTimeout))
+		return release, nil
+	}
+	select {
+	case s.uploads <- struct{}{}:
+		return admitted()
+	default:
+	}
+	if s.uploadsQueue.Add(1) > UploadQueue {
+		s.uploadsQueue.Add(-1)
+		return nil, refuse(codeUploadBusy, fmt.Sprintf("%d module uploads in progress and %d waiting; retry later", UploadSlots, UploadQueue))
+	}
+	defer s.uploadsQueue.Add(-1)
+	t := time.NewTimer(UploadQueueWait)
+	defer t.Stop()
+	select {
+	case s.uploads <- struct{}{}:
+		return admitted()
+	case <-t.C:
+		return nil, refuse(codeUploadBusy, fmt.Sprintf("no upload slot within %v; retry later", UploadQueueWait))
+	case <-r.Context().Done():
+		return nil, refuse(codeUploadBusy, "the client went away while waiting for an upload slot")
+	}
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/wasmfixtures"
-	"github.com/govhost/govhost/api"
 )
 
 // TestAPI_ModuleUploadBindAuthorize uploads a C-built user gate, binds it

@@ -5,25 +5,56 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/hooks"
 	"github.com/govhost/govhost/internal/bearer"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/service"
 )
 
 // DefaultMaxBody bounds a request body (a policy file, a call's arguments).
 const DefaultMaxBody = 1 << 20
 
+// WriteTimeout bounds writing an answer: the longest long poll (wait_ms)
+// and 30 s more. LoadTimeout, the bound serve gives every load of a gate
+// module from outside (host.WithLoadTimeout), is shorter by far, so that an
+// upload that takes too long is answered gate.load_timeout instead of
+// having its connection cut (it was 2 min against a 90 s write timeout).
+const (
+	ReadTimeout  = 30 * time.Second
+	WriteTimeout = time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second
+	LoadTimeout  = 60 * time.Second
+)
+
+// Module uploads in flight: at most UploadSlots read their body and load
+// at once; up to UploadQueue more wait, each at most UploadQueueWait (the
+// body of a waiting upload stays in the client's socket, not in memory;
+// an admitted upload gets the read timeout afresh for its body).
+// Beyond that an upload is answered 503 upload_busy with Retry-After. With
+// the host's own compile slots this keeps 32 concurrent 31 MiB uploads
+// within a few hundred MiB.
+const (
+	UploadSlots     = 4
+	UploadQueue     = 16
+	UploadQueueWait = 30 * time.Second
+)
+
 // Config configures a Server.
 type Config struct {
 	Service *service.Service
-	// Token is the bearer token every route but /healthz and /readyz needs.
+	// Token is the bearer token every route but /healthz and /readyz needs
+	// (the agents' token, DATA/token).
 	Token string
+	// OperatorToken is the second bearer token operator routes need
+	// (checkpoints, exception grants, break-glass; DATA/operator-token); it
+	// is accepted on every agent route too. Empty: operator routes refuse
+	// every request.
+	OperatorToken string
 	// MaxBody bounds request bodies (default DefaultMaxBody).
 	MaxBody int64
 	// MaxModuleBody bounds an uploaded gate module, POST /v1/modules
@@ -31,19 +62,26 @@ type Config struct {
 	MaxModuleBody int64
 	Metrics       *Metrics
 	Logger        *slog.Logger
+	// Console, when set, serves /ui/ (package console). It is public in
+	// the route table: the console signs people in itself.
+	Console http.Handler
 }
 
 // Server is the HTTP API over one service.
 type Server struct {
-	svc       *service.Service
-	token     bearer.Token
-	maxBody   int64
-	maxModule int64
-	metrics   *Metrics
-	log       *slog.Logger
-	ready     atomic.Bool
-	mux       *http.ServeMux
-	hooks     http.Handler
+	svc          *service.Service
+	token        bearer.Token
+	maxBody      int64
+	maxModule    int64
+	metrics      *Metrics
+	log          *slog.Logger
+	ready        atomic.Bool
+	mux          *http.ServeMux
+	hooks        http.Handler
+	uploads      chan struct{} // one per upload in flight (UploadSlots)
+	uploadsQueue atomic.Int64  // uploads waiting for a slot
+	consoleUI    http.Handler
+	operator     *bearer.Token
 	// stop ends long-lived responses (event streams) at shutdown.
 	stop     context.Context
 	stopFunc context.CancelFunc
@@ -53,7 +91,10 @@ type Server struct {
 type route struct {
 	method, pattern string
 	public          bool
-	handle          func(s *Server, w http.ResponseWriter, r *http.Request) error
+	// role is who may call the route: roleAgent (default; the agents' or
+	// the operator's token) or roleOperator (the operator's token only).
+	role   role
+	handle func(s *Server, w http.ResponseWriter, r *http.Request) error
 	// bodyLimit, when set and above the server's body limit, replaces it:
 	// hook inputs carry whole files, gate modules are megabytes.
 	bodyLimit func(*Server) int64
@@ -63,7 +104,8 @@ type route struct {
 func Routes() []string {
 	out := make([]string, len(routes))
 	for i, rt := range routes {
-		out[i] = rt.method + " " + rt.pattern
+		// "{path...}" (the mux's rest-of-path wildcard) is "{path}" in OpenAPI.
+		out[i] = rt.method + " " + strings.ReplaceAll(rt.pattern, "...}", "}")
 	}
 	return out
 }
@@ -72,6 +114,9 @@ func Routes() []string {
 func New(cfg Config) (*Server, error) {
 	if cfg.Service == nil || len(cfg.Token) < 32 {
 		return nil, errors.New("server: Config needs a Service and a Token of at least 32 characters")
+	}
+	if cfg.OperatorToken != "" && (len(cfg.OperatorToken) < 32 || cfg.OperatorToken == cfg.Token) {
+		return nil, errors.New("server: Config.OperatorToken must have at least 32 characters and differ from Token")
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -82,7 +127,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{svc: cfg.Service, token: bearer.New(cfg.Token), maxBody: cfg.MaxBody, maxModule: cfg.MaxModuleBody, metrics: cfg.Metrics, log: cfg.Logger, mux: http.NewServeMux(), uploads: make(chan struct{}, UploadSlots), consoleUI: cfg.Console}
+	if cfg.OperatorToken != "" {
+		op := bearer.New(cfg.OperatorToken)
+		s.operator = &op
+	}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	s.hooks = hooks.Handler(cfg.Service.Hooks())
 	for _, rt := range routes {
@@ -116,8 +165,8 @@ func (s *Server) Shutdown() { s.stopFunc() }
 func (s *Server) HTTPServer(addr string) *http.Server {
 	srv := &http.Server{
 		Addr: addr, Handler: s.mux,
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second, IdleTimeout: 2 * time.Minute,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: ReadTimeout,
+		WriteTimeout: WriteTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(s.Shutdown)
@@ -157,8 +206,8 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		var err error
-		if !rt.public && !s.token.Matches(r) {
-			err = refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")
+		if !rt.public && !s.authorized(rt.role, r) {
+			err = s.unauthorized(rt.role, r)
 		} else {
 			err = rt.handle(s, sw, r)
 		}

@@ -14,10 +14,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/server"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 	"github.com/govhost/govhost/service"
 )
@@ -143,7 +143,7 @@ func TestAPI_GovernedSessionEndToEnd(t *testing.T) {
 	// policies
 	pol, err := c.ResolvePolicy(ctx, "", "")
 	require.NoError(t, err)
-	require.Equal(t, service.DefaultPolicyVersion, pol.Version)
+	require.Equal(t, "balanced-1", pol.Version, "a fresh data directory runs the balanced default coding-agent policy")
 	pid := uuid.New()
 	file := json.RawMessage(`{"policy_id":"` + pid.String() + `","version":"1","gates":[{"gate_id":"destructive","module":"destructive","level":"hard","order":1,"tool_ids":["bash"]}]}`)
 	put, err := c.PutPolicy(ctx, file)
@@ -151,7 +151,8 @@ func TestAPI_GovernedSessionEndToEnd(t *testing.T) {
 	require.Equal(t, "staged", put.ReleaseState)
 	_, err = c.ActivatePolicy(ctx, pid, "1", &governance.ActorRef{Kind: "user", ID: "ops"})
 	require.NoError(t, err)
-	require.NoError(t, c.BindPolicy(ctx, pid, "1", api.BindRequest{Scope: "role", Selector: "ci"}))
+	_, err = c.BindPolicy(ctx, pid, "1", api.BindRequest{Scope: "role", Selector: "ci"})
+	require.NoError(t, err)
 	pol, err = c.ResolvePolicy(ctx, "ci", "")
 	require.NoError(t, err)
 	require.Equal(t, pid, pol.PolicyID)
@@ -224,6 +225,45 @@ func TestAPI_ApprovalEventStream(t *testing.T) {
 		buf = append(buf, chunk[:n]...)
 	}
 	require.Contains(t, string(buf), "event: pending\ndata: {\"approval_id\":\""+res.ApprovalID)
+}
+
+// GET /v1/decisions/events streams verdicts (never argument values), and
+// needs the bearer token.
+func TestAPI_DecisionEventStream(t *testing.T) {
+	e := sharedEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	anon, err := http.Get(e.http.URL + "/v1/decisions/events")
+	require.NoError(t, err)
+	anon.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, anon.StatusCode)
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.http.URL+"/v1/decisions/events", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	task, err := e.client.OpenTask(ctx, api.OpenTaskRequest{})
+	require.NoError(t, err)
+	res, err := e.client.Authorize(ctx, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "bash", Arguments: args(map[string]any{"command": "rm -rf /srv/secret-place"}), AgentName: "coder"}})
+	require.NoError(t, err)
+	require.Equal(t, api.DecisionDeny, res.Decision)
+	buf := make([]byte, 0, 4096)
+	chunk := make([]byte, 1024)
+	for !strings.Contains(string(buf), "\n\n") {
+		n, err := resp.Body.Read(chunk)
+		require.NoError(t, err)
+		buf = append(buf, chunk[:n]...)
+	}
+	data, ok := strings.CutPrefix(strings.TrimSpace(string(buf)), "event: decision\ndata: ")
+	require.True(t, ok, string(buf))
+	var ev api.DecisionEvent
+	require.NoError(t, json.Unmarshal([]byte(data), &ev))
+	require.Equal(t, api.VerdictDeny, ev.Verdict)
+	require.Equal(t, res.Denial.ReasonCode, ev.ReasonCode)
+	require.Equal(t, task.TaskID, ev.TaskID)
+	require.Equal(t, "coder", ev.AgentName)
+	require.NotContains(t, data, "secret-place")
 }
 
 func TestAPI_CloseNamesEveryUnfinishedOperation(t *testing.T) {

@@ -2,12 +2,23 @@ package service
 
 import (
 	"context"
-	"github.com/govhost/govhost/api"
+	"fmt"
+	"sync"
+	"time"
 
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 )
+
+// CodeApprovalChanged refuses an answer bound to other arguments than the
+// held call's: the approver saw something else.
+const CodeApprovalChanged Code = "approval_arguments_changed"
+
+// TimeoutApprover is who denies a call nobody answered within
+// Options.ApprovalTimeout.
+var TimeoutApprover = governance.ActorRef{Kind: "system", ID: "timeout"}
 
 // approve is the controller's approval callback: the broker decides; an
 // authorization waiting in a request learns the approval id first.
@@ -19,13 +30,18 @@ func (s *Service) approve(ctx context.Context, req controller.ApprovalRequest) (
 	return s.broker.Decide(ctx, req, abi.DecisionRequireApproval)
 }
 
-// routeApprovalEvents tells a waiting authorization its approval id.
+// routeApprovalEvents tells a waiting authorization its approval id,
+// announces the ask on the decision stream and starts the approval's
+// timeout; a resolution stops it.
 func (s *Service) routeApprovalEvents(events <-chan controller.BrokerEvent) {
 	defer close(s.done)
 	for ev := range events {
 		if ev.Kind != controller.ApprovalPending {
+			s.timeouts.stop(ev.Approval.ID)
 			continue
 		}
+		s.timeouts.start(ev.Approval.ID, s.opts.ApprovalTimeout, s.expire)
+		s.decisions.publish(askEvent(ev.Approval))
 		if a := s.authz.watching(ev.Approval.Request.OperationID); a != nil {
 			a.mu.Lock()
 			a.approvalID = ev.Approval.ID
@@ -35,19 +51,72 @@ func (s *Service) routeApprovalEvents(events <-chan controller.BrokerEvent) {
 	}
 }
 
+// expire denies an approval nobody answered in time, by system/timeout.
+func (s *Service) expire(id string) {
+	who := TimeoutApprover
+	s.broker.ResolveDecision(id, controller.ApprovalDecision{
+		Decision: abi.DecisionDeny, Approver: &who,
+		Reason: fmt.Sprintf("approval required: nobody answered within %s; denied", s.opts.ApprovalTimeout),
+	})
+}
+
+// approvalTimers holds one timer per pending approval.
+type approvalTimers struct {
+	mu     sync.Mutex
+	timers map[string]*time.Timer
+}
+
+func (t *approvalTimers) start(id string, after time.Duration, fire func(string)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.timers == nil {
+		t.timers = map[string]*time.Timer{}
+	}
+	t.timers[id] = time.AfterFunc(after, func() {
+		t.mu.Lock()
+		delete(t.timers, id)
+		t.mu.Unlock()
+		fire(id)
+	})
+}
+
+func (t *approvalTimers) stop(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if tm := t.timers[id]; tm != nil {
+		tm.Stop()
+		delete(t.timers, id)
+	}
+}
+
 type Approval = api.Approval
+
+// BrokerEvent is an approval event (ApprovalEvents): pending or resolved.
+type BrokerEvent = controller.BrokerEvent
+
+// ApprovalPending is the kind of a BrokerEvent for a call that starts to
+// wait.
+const ApprovalPending = controller.ApprovalPending
 
 // ApprovalOf converts a brokered approval.
 func ApprovalOf(a controller.BrokeredApproval) Approval {
+	r := a.Request
 	out := Approval{
-		ApprovalID: a.ID, OperationID: a.Request.OperationID, Tool: a.Request.Tool, Operation: a.Request.Operation,
-		GateID: a.Request.GateID, ReasonCode: a.Request.ReasonCode, Message: a.Request.Message, Actor: a.Request.Actor,
-		Arguments: a.Request.Arguments, Status: string(a.Status),
+		ApprovalID: a.ID, OperationID: r.OperationID, Tool: r.Tool, Operation: r.Operation,
+		GateID: r.GateID, ReasonCode: r.ReasonCode, Message: r.Message, Actor: r.Actor,
+		Arguments: r.Arguments, Status: string(a.Status), ArgumentDigest: r.ArgumentDigest, Action: r.Action,
+		MatchedRule: r.MatchedRule, AgentName: r.AgentName, RunID: r.RunID, ToolCallID: r.ToolCallID, Cwd: r.Cwd,
+		Since: a.Since,
+	}
+	for _, f := range r.PathFacts {
+		out.PathFacts = append(out.PathFacts, api.PathFact{Arg: f.Arg, Raw: f.Raw, Resolved: f.Resolved, Exists: f.Exists, Kind: string(f.Kind), NearestExisting: f.NearestExisting})
 	}
 	if a.Final != nil {
 		out.Decision = string(a.Final.Decision)
 		t := a.Final.DecidedAt
 		out.DecidedAt = &t
+		out.Approver = a.Final.Approver
+		out.Arguments = nil // the call is no longer held: its values are not shown again
 	}
 	return out
 }
@@ -63,19 +132,71 @@ func (s *Service) PendingApprovalList() []Approval {
 	return out
 }
 
+// PendingApproval returns one approval while it waits for a decision.
+func (s *Service) PendingApproval(id string) (Approval, error) {
+	for _, a := range s.broker.Pending() {
+		if a.ID == id {
+			return ApprovalOf(a), nil
+		}
+	}
+	return Approval{}, failf(CodeApprovalNotFound, "approval %q is not pending (answered, timed out, or unknown)", id)
+}
+
+// The two answers an approver gives.
+const (
+	Approve = abi.DecisionAllow
+	Reject  = abi.DecisionDeny
+)
+
+// ApprovalResolution is an approver's answer to one pending approval.
+type ApprovalResolution struct {
+	// Decision is allow (approve) or deny.
+	Decision abi.Decision
+	// ArgumentDigest, when set, must be the held call's argument digest:
+	// an answer given while looking at other arguments resolves nothing.
+	ArgumentDigest string
+	// Approver is recorded in evidence with the decision.
+	Approver *governance.ActorRef
+	// Reason, with a deny, is the text the agent is shown; never recorded.
+	Reason string
+}
+
 // ResolveApproval answers a pending approval: allow approves, deny
 // rejects. approver is recorded in evidence.
 func (s *Service) ResolveApproval(id string, decision abi.Decision, approver *governance.ActorRef) error {
-	if decision != abi.DecisionAllow && decision != abi.DecisionDeny {
+	return s.Resolve(id, ApprovalResolution{Decision: decision, Approver: approver})
+}
+
+// Resolve answers a pending approval once: a second answer, or one for an
+// approval that timed out, is CodeApprovalNotFound; one bound to other
+// arguments is CodeApprovalChanged and leaves the approval pending.
+func (s *Service) Resolve(id string, r ApprovalResolution) error {
+	if r.Decision != abi.DecisionAllow && r.Decision != abi.DecisionDeny {
 		return failf(CodeInvalidRequest, "decision must be allow or deny")
 	}
-	if approver != nil {
-		if err := approver.Validate(); err != nil {
+	if r.Approver != nil {
+		if err := r.Approver.Validate(); err != nil {
 			return fail(CodeInvalidRequest, err)
 		}
 	}
-	if !s.broker.Resolve(id, decision, approver) {
-		return failf(CodeApprovalNotFound, "approval %q is not pending", id)
+	if r.ArgumentDigest != "" {
+		// NB: an approval id names one request whose arguments never
+		// change, so checking before resolving is not a race: if it is
+		// answered in between, ResolveDecision below finds nothing.
+		held, err := s.PendingApproval(id)
+		if err != nil {
+			return err
+		}
+		if held.ArgumentDigest != r.ArgumentDigest {
+			return failf(CodeApprovalChanged, "approval %q holds arguments with digest %s, not %s", id, held.ArgumentDigest, r.ArgumentDigest)
+		}
+	}
+	d := controller.ApprovalDecision{Decision: r.Decision, Approver: r.Approver}
+	if r.Decision == abi.DecisionDeny {
+		d.Reason = r.Reason
+	}
+	if !s.broker.ResolveDecision(id, d) {
+		return failf(CodeApprovalNotFound, "approval %q is not pending (answered, timed out, or unknown)", id)
 	}
 	return nil
 }

@@ -63,7 +63,9 @@ func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, req Authorize
 	a := s.authz.start()
 	// The authorization outlives the request when it waits for an approver:
 	// its records are written to the end whatever the client does.
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ApprovalTimeout)
+	// Its own bound is a backstop past the approval timeout, which denies
+	// (system/timeout) while there is still time to record it.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ApprovalTimeout+time.Minute)
 	actx = context.WithValue(actx, authzKey{}, a)
 	go func() {
 		defer cancel()

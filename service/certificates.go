@@ -117,6 +117,18 @@ func (b *certBook) put(c Certificate) {
 	}
 }
 
+// byChain returns the newest certificate kept for chain.
+func (b *certBook) byChain(chain uuid.UUID) (Certificate, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := len(b.order) - 1; i >= 0; i-- {
+		if c := b.byID[b.order[i]]; c.ChainID == chain {
+			return c, true
+		}
+	}
+	return Certificate{}, false
+}
+
 func (b *certBook) get(id uuid.UUID) (Certificate, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

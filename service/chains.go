@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/api"
 )
 
 // ExportChain writes a chain as JSON Lines (what chain verify reads).

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 
+	"github.com/google/uuid"
+
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
@@ -36,4 +38,10 @@ func (s *Service) certifyHook(ctx context.Context, b governance.ClosedTaskBounda
 		return governance.TaskCertificate{}, err
 	}
 	return c.Certificate, nil
+}
+
+// chainHeadHash is a chain's head hash, for the hook session's notice.
+func (s *Service) chainHeadHash(ctx context.Context, chain uuid.UUID) (string, error) {
+	h, err := s.eng.Evidence.Head(ctx, chain)
+	return h.Hash, err
 }

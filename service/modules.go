@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/govhost/govhost"
-	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 )
 
 // Codes of module uploads besides the host's own (gate.*, every code in
@@ -14,6 +14,9 @@ import (
 const (
 	CodeModuleEmpty   Code = "module_empty"   // an upload without bytes
 	CodeModuleUnknown Code = "module_unknown" // GET of a digest that is not here
+	// CodeLoadBusy: every compile slot is taken and the queue is full
+	// (host.WithCompileLimits); retry later.
+	CodeLoadBusy Code = "load_busy"
 )
 
 // ModuleRefusalCodes are the codes UploadModule refuses a module with
@@ -80,6 +83,8 @@ func moduleError(err error) error {
 	switch {
 	case errors.Is(err, govhost.ErrModuleEmpty):
 		return fail(CodeModuleEmpty, err)
+	case errors.Is(err, govhost.ErrLoadBusy):
+		return fail(CodeLoadBusy, err)
 	case errors.As(err, &refused):
 		return fail(Code(refused.Code), err)
 	}

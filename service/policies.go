@@ -14,6 +14,7 @@ import (
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy/policyfile"
+	"github.com/govhost/govhost/policy/profiles"
 )
 
 type PolicySummary = api.PolicySummary
@@ -106,62 +107,36 @@ func (s *Service) ShowPolicy(ctx context.Context, id uuid.UUID, version string) 
 	return snap, nil
 }
 
-// DefaultPolicyID is the id of the policy serve installs on a first start.
-var DefaultPolicyID = uuid.MustParse("6f1c2d3e-4b5a-4c6d-8e7f-000000000001")
-
-// DefaultPolicyVersion is its version.
-const DefaultPolicyVersion = "default-1"
-
-// defaultPolicy is what governs a fresh data directory: ADR-0086's
-// destructive-command guard as a hard gate on bash, and the permission
-// gate with LionAGI's "safe" preset on LionAGI's tool names (reader,
-// editor, search and context allowed; bash's rm, sudo, chmod, kill and mkfs
-// denied; every other bash command sent to approval). A tool no gate is
-// bound to is denied policy.no_gate_binding.
-var defaultPolicy = []byte(`{
-  "policy_id": "` + DefaultPolicyID.String() + `",
-  "version": "` + DefaultPolicyVersion + `",
-  "gates": [
-    {"gate_id": "destructive", "module": "destructive", "level": "hard", "order": 10, "tool_ids": ["bash"]},
-    {"gate_id": "permission", "module": "permission", "level": "hard", "order": 20,
-     "tool_ids": ["bash", "reader", "editor", "search", "context"],
-     "config": {"preset": "safe"}}
-  ]
-}`)
+// DefaultPolicyID is the id of the default coding-agent policy serve
+// installs on a first start (profiles.PolicyID; each profile is a version).
+var DefaultPolicyID = profiles.PolicyID
 
 // EnsurePolicy makes sure something governs: with file set, that policy
 // file (read on this machine; its .wasm paths are copied into the module
 // folder) is stored, activated and bound globally; otherwise, when no
-// global policy resolves, the default policy is. It returns what resolves
-// globally afterwards and whether it installed anything.
-func (s *Service) EnsurePolicy(ctx context.Context, file string) (PolicySummary, bool, error) {
-	var data []byte
-	resolve := s.apiResolver
-	if file != "" {
-		var err error
-		if data, err = os.ReadFile(file); err != nil {
+// global policy resolves, the default coding-agent policy of profile
+// (profiles.Balanced when empty) is. It returns what resolves globally
+// afterwards and whether it installed anything.
+func (s *Service) EnsurePolicy(ctx context.Context, file, profile string) (PolicySummary, bool, error) {
+	actor := &governance.ActorRef{Kind: "system", ID: "govhost-serve"}
+	if file == "" {
+		snap, installed, err := s.eng.EnsureDefaultPolicy(ctx, profile, actor)
+		if err != nil {
 			return PolicySummary{}, false, err
 		}
-		resolve = s.eng.Gates.Resolver(filepath.Dir(file))
-	} else {
-		current, err := s.eng.Policies.Resolve(ctx, "", "")
-		var nf *governance.PolicyNotFoundError
-		if err == nil {
-			return SummaryOf(current), false, nil
-		}
-		if !errors.As(err, &nf) {
-			return PolicySummary{}, false, err
-		}
-		data = defaultPolicy
+		return SummaryOf(snap), installed, nil
 	}
-	snap, err := policyfile.Load(data, file, resolve)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return PolicySummary{}, false, err
+	}
+	snap, err := policyfile.Load(data, file, s.eng.Gates.Resolver(filepath.Dir(file)))
 	if err != nil {
 		return PolicySummary{}, false, err
 	}
 	if err := s.eng.Policies.Put(ctx, snap); err != nil {
 		return PolicySummary{}, false, err
 	}
-	actor := &governance.ActorRef{Kind: "system", ID: "govhost-serve"}
 	if snap, err = s.eng.Policies.Activate(ctx, snap.PolicyID(), snap.Version(), actor, time.Now()); err != nil {
 		return PolicySummary{}, false, err
 	}

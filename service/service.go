@@ -29,8 +29,9 @@ type Options struct {
 	// PermitLease bounds the time between authorize and complete (default
 	// controller.DefaultPermitLease).
 	PermitLease time.Duration
-	// ApprovalTimeout bounds how long an authorization waits for an
-	// approver before it is denied approval.required (default 10 minutes).
+	// ApprovalTimeout bounds how long a held call waits for an approver:
+	// then it is denied approval.required, recorded as decided by
+	// system/timeout (TimeoutApprover). Default 10 minutes.
 	ApprovalTimeout time.Duration
 	// MaxOpenTasks bounds the tasks open at once (default 100000).
 	MaxOpenTasks int
@@ -46,6 +47,9 @@ type Options struct {
 	// HookExplicitAllow answers an allowed hook call with the agent's
 	// "allow" instead of no opinion.
 	HookExplicitAllow bool
+	// HookSidecar is this server's URL and token file, for the commands a
+	// coding agent's session-end notice prints.
+	HookSidecar hooks.Sidecar
 }
 
 // Service is a running govhost's operations over one engine. Safe for
@@ -62,6 +66,10 @@ type Service struct {
 	tasks map[uuid.UUID]*controller.Task
 	certs certBook
 	authz authorizations
+
+	decisions   decisionHub
+	closedTasks closedBook
+	timeouts    approvalTimers
 
 	hooks      *hooks.Service
 	stopEvents func()
@@ -91,7 +99,7 @@ func New(eng *govhost.Engine, opts Options) (*Service, error) {
 	s.authz.init()
 	// Hook calls in ask mode are answered by the agent's own prompt; every
 	// other approval goes to the broker.
-	cfg := controller.Config{Approvals: hooks.ApprovalCallback(s.approve, nil), PermitLease: opts.PermitLease}
+	cfg := controller.Config{Approvals: hooks.ApprovalCallback(s.approve, nil), PermitLease: opts.PermitLease, Decided: s.decided}
 	if opts.Observer != nil {
 		cfg.Gates = observedGates{inner: eng.Gates, obs: opts.Observer}
 		cfg.Evidence = observedEvidence{Store: eng.Evidence, obs: opts.Observer}
@@ -104,7 +112,8 @@ func New(eng *govhost.Engine, opts Options) (*Service, error) {
 	s.issuer = eng.Issuer()
 	if s.hooks, err = hooks.New(hooks.Config{
 		Controller: ctl, TaskOptions: s.hookTask, Certify: s.certifyHook,
-		Approval: opts.HookApproval, ExplicitAllow: opts.HookExplicitAllow,
+		Approval: opts.HookApproval, ExplicitAllow: opts.HookExplicitAllow, Sessions: eng.Sessions,
+		Sidecar: opts.HookSidecar, Head: s.chainHeadHash,
 	}); err != nil {
 		return nil, err
 	}
@@ -120,6 +129,7 @@ func (s *Service) Close() {
 	s.stopEvents()
 	s.broker.Close()
 	<-s.done
+	s.decisions.close()
 }
 
 // Controller is the service's controller (for in-process callers and

@@ -152,6 +152,7 @@ func (s *Service) CloseTask(ctx context.Context, id uuid.UUID) (ClosedTask, erro
 			out.UnfinishedOperations = append(out.UnfinishedOperations, r.OperationID.UUID)
 		}
 	}
+	s.closedTasks.add(out)
 	return out, nil
 }
 

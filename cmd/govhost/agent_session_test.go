@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/policy/policyfile"
-	"github.com/govhost/govhost/api"
 )
 
 // sessionCall is one tool call of the recorded session and what the agent

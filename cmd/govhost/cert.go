@@ -25,7 +25,7 @@ func init() {
 
 func newCertBundleCmd() *cobra.Command {
 	var task, out, log string
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "bundle --task ID --out DIR [--checkpoint-log PATH]",
 		Short: "Mint a closed task's certificate and write it with its proof into a bundle folder",
@@ -33,8 +33,10 @@ func newCertBundleCmd() *cobra.Command {
 bundle folder: certificate.json, chain.jsonl, policy.json and checkpoint (the head
 signed with the data directory's key). 'govhost cert verify DIR' checks it without
 the data directory. --checkpoint-log also appends the checkpoint to the operator's
-log (a file, or a directory of one file per checkpoint) outside the data directory.
-A task that cannot be certified exits 1 with the rule it fails.`,
+log outside the data directory: a file, or a directory of one file per checkpoint
+(an existing directory, or a path ending in '/', created if needed).
+A task that cannot be certified exits 1 with the rule it fails. While govhost serve
+holds the data directory, the bundle comes from it (GET /v1/tasks/{id}/bundle).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := uuid.Parse(task)
 			if err != nil {
@@ -43,33 +45,52 @@ A task that cannot be certified exits 1 with the rule it fails.`,
 			if out == "" {
 				return usageErrorf("--out is required")
 			}
-			eng, err := openEngine(cmd.Context(), *data)
+			b, err := taskBundle(cmd, to, id)
 			if err != nil {
 				return err
 			}
-			defer eng.Close(cmd.Context())
-			b, err := eng.Bundle(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			if err := certify.WriteBundle(out, b); err != nil {
-				return usageError(err)
-			}
+			// The log first: a log that cannot be written leaves no bundle
+			// that the operator's log does not know.
 			if log != "" {
 				if err := checkpoint.Append(log, b.Checkpoint); err != nil {
 					return usageError(err)
 				}
+			}
+			if err := certify.WriteBundle(out, b); err != nil {
+				return usageError(err)
 			}
 			text, _ := b.Certificate.MarshalJSON()
 			fmt.Fprintln(cmd.OutOrStdout(), string(text))
 			return nil
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&task, "task", "", "task boundary id (UUID) of a closed task")
 	c.Flags().StringVar(&out, "out", "", "bundle folder to write")
 	c.Flags().StringVar(&log, "checkpoint-log", "", "also append the checkpoint to this file or directory")
 	return c
+}
+
+// taskBundle mints a closed task's bundle, with its signed checkpoint,
+// through the server that holds the data directory or on the directory.
+func taskBundle(cmd *cobra.Command, to target, task uuid.UUID) (certify.Bundle, error) {
+	remote, err := to.client(cmd.Context())
+	if err != nil {
+		return certify.Bundle{}, err
+	}
+	if remote != nil {
+		b, err := remote.Bundle(cmd.Context(), task, true)
+		if err != nil {
+			return certify.Bundle{}, err
+		}
+		return certify.Bundle{Certificate: b.Certificate, Records: b.Chain, Policy: b.Policy, Checkpoint: []byte(b.Checkpoint)}, nil
+	}
+	eng, err := openEngine(cmd.Context(), *to.data)
+	if err != nil {
+		return certify.Bundle{}, err
+	}
+	defer eng.Close(cmd.Context())
+	return eng.Bundle(cmd.Context(), task)
 }
 
 func newCertVerifyCmd() *cobra.Command {
@@ -77,7 +98,7 @@ func newCertVerifyCmd() *cobra.Command {
 	var keys []string
 	var logs []string
 	c := &cobra.Command{
-		Use:   "verify [BUNDLE] [--cert F --chain F [--policy F] [--checkpoint F]] [--key VKEY]... [--checkpoints LOG]...",
+		Use:   "verify (BUNDLE | --cert F --chain F --policy F [--checkpoint F]) [--key VKEY]... [--checkpoints LOG]...",
 		Short: "Verify a certificate bundle offline, printing which rule fails",
 		Long: `verify re-derives everything a certificate claims from the bundle alone: the chain
 against the certificate's head, the policy digest recomputed, TASK_CLOSED at the
@@ -88,7 +109,11 @@ checkpoint must be signed by one of them; without, the report says the bundle is
 unauthenticated. --checkpoints (a checkpoint log file or directory; repeatable)
 adds later checkpoints of the chain, which catch a chain truncated or rolled back.
 It prints a JSON report: exit 0 valid, 1 invalid (rule, failure_code, reason), 2
-an unreadable or malformed bundle (with the file, line and field).`,
+an unreadable or malformed bundle (with the file, line and field): a file over its
+size limit, JSON that is not exactly the format (unknown or repeated keys at any
+depth), a checkpoint or log note that is not a C2SP signed note, a bad --key.
+The report's checkpoint fields say what the bundle's checkpoint is even when an
+earlier rule failed. The format and every rule: docs/evidence-format.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -100,12 +125,15 @@ an unreadable or malformed bundle (with the file, line and field).`,
 				}
 				parts = certify.PartsOf(args[0])
 			}
-			if parts.Certificate == "" || parts.Chain == "" {
-				return usageErrorf("give a bundle folder, or at least --cert and --chain")
+			if len(args) == 0 && (parts.Certificate == "" || parts.Chain == "" || parts.Policy == "") {
+				return usageErrorf("give a bundle folder, or --cert, --chain and --policy (a certificate cannot be checked without the policy it pins)")
 			}
 			for _, k := range keys {
 				if strings.HasPrefix(k, "@") {
 					return usageErrorf("--key takes the verifier key text, not a file")
+				}
+				if err := checkpoint.CheckVerifierKey(k); err != nil {
+					return usageError(err)
 				}
 			}
 			b, err := certify.ReadBundle(parts)
@@ -140,24 +168,20 @@ an unreadable or malformed bundle (with the file, line and field).`,
 
 func newCertCheckpointCmd() *cobra.Command {
 	var chain, log string
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "checkpoint --chain ID [--checkpoint-log PATH]",
 		Short: "Sign a checkpoint of a chain's current head",
 		Long: `checkpoint signs (origin, size, head) of a chain's current head with the data
 directory's key, prints the signed note and, with --checkpoint-log, appends it to
-the operator's log outside the data directory.`,
+the operator's log outside the data directory. While govhost serve holds the data
+directory, it signs (POST /v1/checkpoints, the operator token).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := uuid.Parse(chain)
 			if err != nil {
 				return usageErrorf("--chain must be a chain id (UUID)")
 			}
-			eng, err := openEngine(cmd.Context(), *data)
-			if err != nil {
-				return err
-			}
-			defer eng.Close(cmd.Context())
-			note, err := eng.SignCheckpoint(cmd.Context(), id)
+			note, err := signCheckpoint(cmd, to, id)
 			if err != nil {
 				return err
 			}
@@ -170,10 +194,29 @@ the operator's log outside the data directory.`,
 			return err
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&chain, "chain", "", "chain id (UUID)")
 	c.Flags().StringVar(&log, "checkpoint-log", "", "also append the checkpoint to this file or directory")
 	return c
+}
+
+// signCheckpoint signs a chain's head through the server that holds the
+// data directory or on the directory.
+func signCheckpoint(cmd *cobra.Command, to target, chain uuid.UUID) ([]byte, error) {
+	remote, err := to.client(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	if remote != nil {
+		cp, err := remote.SignCheckpoint(cmd.Context(), chain)
+		return []byte(cp.Note), err
+	}
+	eng, err := openEngine(cmd.Context(), *to.data)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close(cmd.Context())
+	return eng.SignCheckpoint(cmd.Context(), chain)
 }
 
 func newKeyShowCmd() *cobra.Command {

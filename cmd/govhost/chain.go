@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -16,7 +15,6 @@ import (
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/server"
 	"github.com/govhost/govhost/server/client"
 )
 
@@ -69,16 +67,15 @@ invalid, 2 on unreadable or malformed input.`,
 }
 
 func newChainExportCmd() *cobra.Command {
-	var chain, out, addr, tokenFile string
-	var data *string
+	var chain, out string
+	var to target
 	c := &cobra.Command{
 		Use:   "export --chain ID [--data DIR | --addr URL] [--out FILE]",
 		Short: "Write a stored chain as JSON Lines, the format chain verify reads",
 		Long: `export writes every record of one evidence chain, in stored order, one JSON
 record a line. Pipe it to 'govhost chain verify --file -' with the head you trust
 (a certificate's evidence_chain_head). An unknown chain is an error (exit 1).
-While govhost serve holds the data directory, read through it with --addr
-(its token from --token-file, default DATA/token).`,
+While govhost serve holds the data directory, the export goes through it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := uuid.Parse(chain)
 			if err != nil {
@@ -93,17 +90,25 @@ While govhost serve holds the data directory, read through it with --addr
 				defer f.Close()
 				w = f
 			}
-			if addr != "" {
-				return exportChainFrom(cmd.Context(), addr, tokenFile, *data, id, w)
+			remote, err := to.client(cmd.Context())
+			if err != nil {
+				return err
 			}
-			return exportChain(cmd.Context(), *data, id, w)
+			if remote != nil {
+				var ce *client.Error
+				if err := remote.ExportChain(cmd.Context(), id, w); errors.As(err, &ce) && ce.Code == "chain_not_found" {
+					return errChainUnknown
+				} else if err != nil {
+					return err
+				}
+				return nil
+			}
+			return exportChain(cmd.Context(), *to.data, id, w)
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&chain, "chain", "", "chain id (UUID), as a certificate's or a task's chain_id")
 	c.Flags().StringVar(&out, "out", "", "write to FILE instead of stdout")
-	c.Flags().StringVar(&addr, "addr", "", "read through a running govhost serve at this URL (http://127.0.0.1:8181)")
-	c.Flags().StringVar(&tokenFile, "token-file", "", "the server's token file (default DATA/token)")
 	return c
 }
 
@@ -126,28 +131,15 @@ func exportChain(ctx context.Context, dir string, chain uuid.UUID, w io.Writer) 
 	return evidence.WriteJSONL(w, recs)
 }
 
-// exportChainFrom reads a chain through a running server.
-func exportChainFrom(ctx context.Context, addr, tokenFile, dir string, chain uuid.UUID, w io.Writer) error {
-	if tokenFile == "" {
-		tokenFile = filepath.Join(dir, server.TokenFileName)
-	}
-	c, err := client.New(addr, client.TokenFromFile(tokenFile))
-	if err != nil {
-		return usageError(err)
-	}
-	var ce *client.Error
-	if err := c.ExportChain(ctx, chain, w); errors.As(err, &ce) && ce.Code == "chain_not_found" {
-		return errChainUnknown
-	} else if err != nil {
-		return err
-	}
-	return nil
-}
-
 // openEngine opens the data directory for a short command. A directory a
 // running server holds is refused with a hint.
 func openEngine(ctx context.Context, dir string) (*govhost.Engine, error) {
-	eng, err := govhost.Open(ctx, engineOptions(ctx, dir))
+	return openEngineWith(ctx, engineOptions(ctx, dir))
+}
+
+// openEngineWith is openEngine with the options given.
+func openEngineWith(ctx context.Context, opts govhost.Options) (*govhost.Engine, error) {
+	eng, err := govhost.Open(ctx, opts)
 	if errors.Is(err, pebblestore.ErrLocked) {
 		return nil, usageErrorf("%v: the data directory is held by another process (a running govhost serve?)", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/govhost/govhost/agents"
 	"github.com/govhost/govhost/hookclient"
 	"github.com/govhost/govhost/hookinstall"
+	"github.com/govhost/govhost/policy/profiles"
 )
 
 func init() { register("", newInstallCmd) }
@@ -42,7 +44,7 @@ func (e hookEndpoint) token() (string, error) {
 }
 
 func newInstallCmd() *cobra.Command {
-	var agent, scope, project, hook, binary string
+	var agent, scope, project, hook, binary, profile string
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "install --agent claude|codex|gemini|cursor|copilot [--scope user|project]",
@@ -69,6 +71,7 @@ hook's own limit, so the hook blocks before the agent gives up on it.`,
 	c.Flags().StringVar(&hook, "hook", "", "http or command (default: http for claude, command for the others)")
 	c.Flags().StringVar(&binary, "hook-binary", "", "the command hook (default: govhost-hook next to this govhost, else this govhost's hook command)")
 	c.Flags().DurationVar(&timeout, "timeout", hookinstall.DefaultAgentTimeout, "the agent's hook timeout")
+	c.Flags().StringVar(&profile, "profile", "", "record the default policy profile (strict, balanced or permissive) the sidecar's first start installs, in the data directory of --token-file")
 	_ = c.MarkFlagRequired("agent")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		home, err := os.UserHomeDir()
@@ -99,6 +102,11 @@ hook's own limit, so the hook blocks before the agent gives up on it.`,
 				return usageError(err)
 			}
 		}
+		if profile != "" {
+			if err := profiles.Record(profile, *ep.data); err != nil {
+				return usageError(err)
+			}
+		}
 		res, err := hookinstall.Install(o)
 		if err != nil {
 			return usageError(err)
@@ -113,6 +121,9 @@ hook's own limit, so the hook blocks before the agent gives up on it.`,
 			fmt.Fprintf(out, "%s: installed in %s\n", agent, res.Path)
 		}
 		fmt.Fprintf(out, "  %s\n", res.Note)
+		if profile != "" {
+			fmt.Fprintf(out, "  default policy profile %s recorded in %s (a first govhost serve --data %s installs it)\n", profile, *ep.data, *ep.data)
+		}
 		if o.HTTP {
 			fmt.Fprintf(out, "  export %s=$(cat %s) in the shell that starts the agent\n", hookinstall.TokenEnv, tokenFile)
 		}
@@ -122,7 +133,8 @@ hook's own limit, so the hook blocks before the agent gives up on it.`,
 }
 
 // hookCommand is the command hook's argv prefix: --hook-binary, else
-// govhost-hook beside this executable, else this executable's hook command.
+// govhost-hook beside this executable, else govhost-hook on PATH (where
+// `make install` puts it), else this executable's hook command.
 func hookCommand(binary string) ([]string, error) {
 	if binary != "" {
 		abs, err := filepath.Abs(binary)
@@ -140,6 +152,11 @@ func hookCommand(binary string) ([]string, error) {
 	}
 	if side := filepath.Join(filepath.Dir(self), "govhost-hook"); fileExists(side) {
 		return []string{side}, nil
+	}
+	if onPath, err := exec.LookPath("govhost-hook"); err == nil {
+		if abs, err := filepath.Abs(onPath); err == nil {
+			return []string{abs}, nil
+		}
 	}
 	return []string{self, "hook"}, nil
 }

@@ -21,7 +21,14 @@ import (
 // compiled once, not once per test.
 var testCacheDir string
 
+// asGovhostEnv makes the test binary run as govhost with its own
+// arguments: a real `govhost` executable for settings files that name one.
+const asGovhostEnv = "GOVHOST_TEST_AS_GOVHOST"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asGovhostEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if encoded := os.Getenv(childArgsEnv); encoded != "" {
 		// This test binary is a govhost child process (see startServe).
 		var args []string

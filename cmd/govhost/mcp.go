@@ -14,10 +14,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
-	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/pathfacts"
 	"github.com/govhost/govhost/server/client"
 )
 
@@ -238,8 +239,13 @@ func remoteTasks(f mcpFlags, dataDir string) (func(context.Context) (*mcp.Remote
 		return nil, usageError(err)
 	}
 	base := strings.TrimRight(f.server, "/")
+	workspace := ""
+	if wd, err := os.Getwd(); err == nil {
+		workspace = pathfacts.Workspace(wd)
+	}
 	return func(ctx context.Context) (*mcp.RemoteGovernor, error) {
-		gov, err := mcp.OpenRemote(ctx, c, base, api.OpenTaskRequest{PolicyID: f.policyID, Version: f.version, Resource: f.resource}, f.approvalTimeout)
+		req := api.OpenTaskRequest{PolicyID: f.policyID, Version: f.version, Resource: f.resource, Workspace: workspace}
+		gov, err := mcp.OpenRemote(ctx, c, base, req, f.approvalTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("open a task on %s: %w", f.server, err)
 		}

@@ -13,9 +13,10 @@ import (
 
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
-	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/server/client"
 	"github.com/govhost/govhost/service"
 )
 
@@ -28,12 +29,13 @@ func init() {
 // content-addressed store as POST /v1/modules (govhost.Gates.Upload). It
 // opens only the data directory's module folder, not its stores, so it
 // works while a server runs on it (the server reads a module from the
-// folder when a policy first names it). It exits 0 when the module is stored
+// folder when a policy first names it); while a server runs on it, the
+// module goes through it (POST /v1/modules). It exits 0 when the module is stored
 // (or already was), 1 when the host refuses it as a gate (nothing is
 // stored), 2 on a usage error.
 func newPluginAddCmd() *cobra.Command {
 	var asJSON bool
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "add [--data DIR] [--json] FILE.wasm",
 		Short: "Check a gate module and store it in the data directory by its sha256 (what POST /v1/modules does)",
@@ -43,14 +45,10 @@ func newPluginAddCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			gates, closeGates, err := openModules(cmd, *data)
-			if err != nil {
-				return err
-			}
-			defer closeGates()
-			info, created, err := gates.Upload(cmd.Context(), wasm)
+			up, err := addModule(cmd, to, wasm)
 			var refused *govhost.ModuleRefusedError
-			if errors.As(err, &refused) || errors.Is(err, govhost.ErrModuleEmpty) {
+			var remote *client.Error
+			if errors.As(err, &refused) || errors.Is(err, govhost.ErrModuleEmpty) || (errors.As(err, &remote) && remote.Status/100 == 4) {
 				return invalidError(fmt.Errorf("%s is not stored: %w", args[0], err))
 			}
 			if err != nil {
@@ -58,20 +56,20 @@ func newPluginAddCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				b, _ := json.MarshalIndent(api.ModuleUpload{Module: service.ModuleOf(info), Created: created}, "", "  ")
+				b, _ := json.MarshalIndent(up, "", "  ")
 				fmt.Fprintln(out, string(b))
 				return nil
 			}
 			how := "stored"
-			if !created {
+			if !up.Created {
 				how = "already stored"
 			}
-			printModule(out, service.ModuleOf(info))
-			fmt.Fprintf(out, "result:   %s; bind it in a policy file with \"module\": %q\n", how, info.Digest)
+			printModule(out, up.Module)
+			fmt.Fprintf(out, "result:   %s; bind it in a policy file with \"module\": %q\n", how, up.SHA256)
 			return nil
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().BoolVar(&asJSON, "json", false, "print what POST /v1/modules answers")
 	return c
 }
@@ -80,21 +78,15 @@ func newPluginAddCmd() *cobra.Command {
 // /v1/modules lists them.
 func newPluginListCmd() *cobra.Command {
 	var asJSON bool
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "list [--data DIR] [--json]",
 		Short: "List the gate modules stored in the data directory (what GET /v1/modules lists)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			gates, closeGates, err := openModules(cmd, *data)
+			mods, err := listModules(cmd, to)
 			if err != nil {
 				return err
 			}
-			defer closeGates()
-			stored, err := gates.Stored(cmd.Context())
-			if err != nil {
-				return err
-			}
-			mods := service.StoredModulesOf(stored)
 			out := cmd.OutOrStdout()
 			if asJSON {
 				b, _ := json.MarshalIndent(api.ModuleList{Modules: mods}, "", "  ")
@@ -117,9 +109,53 @@ func newPluginListCmd() *cobra.Command {
 			return nil
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().BoolVar(&asJSON, "json", false, "print what GET /v1/modules answers")
 	return c
+}
+
+// addModule checks and stores a module through the server that holds the
+// data directory, or in its module folder.
+func addModule(cmd *cobra.Command, to target, wasm []byte) (api.ModuleUpload, error) {
+	remote, err := to.client(cmd.Context())
+	if err != nil {
+		return api.ModuleUpload{}, err
+	}
+	if remote != nil {
+		return remote.UploadModule(cmd.Context(), wasm)
+	}
+	gates, closeGates, err := openModules(cmd, *to.data)
+	if err != nil {
+		return api.ModuleUpload{}, err
+	}
+	defer closeGates()
+	info, created, err := gates.Upload(cmd.Context(), wasm)
+	if err != nil {
+		return api.ModuleUpload{}, err
+	}
+	return api.ModuleUpload{Module: service.ModuleOf(info), Created: created}, nil
+}
+
+// listModules lists the stored modules through the server that holds the
+// data directory, or from its module folder.
+func listModules(cmd *cobra.Command, to target) ([]api.StoredModule, error) {
+	remote, err := to.client(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	if remote != nil {
+		return remote.Modules(cmd.Context())
+	}
+	gates, closeGates, err := openModules(cmd, *to.data)
+	if err != nil {
+		return nil, err
+	}
+	defer closeGates()
+	stored, err := gates.Stored(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	return service.StoredModulesOf(stored), nil
 }
 
 // openModules opens the module folder of the data directory dir with the

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/wasmfixtures"
-	"github.com/govhost/govhost/api"
 )
 
 // TestPluginAddList: `plugin add` checks and stores a module by its sha256

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,27 +15,32 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
+	"github.com/govhost/govhost/policy/profiles"
+	"github.com/govhost/govhost/server/client"
 )
 
 func init() {
 	register("", func() *cobra.Command {
-		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, resolve, show, template",
-			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
+		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, list, resolve, show, template",
+			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyListCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
 	})
 }
 
 // Every policy subcommand prints one JSON object on success and exits 0; a
 // refusal by the policy rules (invalid file, conflict, failed activation,
 // missing or ambiguous policy) exits 1; bad flags or an unreadable file
-// exit 2.
+// exit 2. While govhost serve holds the data directory, every subcommand
+// goes through it (/v1/policies); put uploads the file's .wasm modules
+// first (POST /v1/modules) and sends the file with their digests.
 
 func newPolicyPutCmd() *cobra.Command {
 	var file string
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "put --file policy.json [--data DIR]",
 		Short: "Store a policy file's version (staged) and the .wasm modules it references",
@@ -42,11 +48,11 @@ func newPolicyPutCmd() *cobra.Command {
 			if file == "" {
 				return usageErrorf("--file is required")
 			}
-			out, err := policyPut(cmd.Context(), *data, file)
+			out, err := policyPut(cmd.Context(), to, file)
 			return printPolicy(cmd, out, err)
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&file, "file", "", "policy file (JSON)")
 	return c
 }
@@ -64,20 +70,30 @@ func policyVersionFlags(c *cobra.Command) (parse func() (uuid.UUID, string, erro
 	}
 }
 
-// withPolicyStore runs fn on the data directory's policy store.
-func withPolicyStore(cmd *cobra.Command, dir string, fn func(policy.Store) (any, error)) error {
-	store, _, closeAll, err := openPolicyStore(cmd.Context(), dir)
+// withPolicies runs remote through the server that holds the data
+// directory, or local on the directory's policy store, and prints the
+// result.
+func withPolicies(cmd *cobra.Command, to target, remote func(*client.Client) (any, error), local func(policy.Store) (any, error)) error {
+	c, err := to.client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		out, err := remote(c)
+		return printPolicy(cmd, out, err)
+	}
+	store, _, closeAll, err := openPolicyStore(cmd.Context(), *to.data)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	out, err := fn(store)
+	out, err := local(store)
 	return printPolicy(cmd, out, err)
 }
 
 func newPolicyActivateCmd() *cobra.Command {
 	var actor string
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "activate --id ID --version V [--actor KIND:ID] [--data DIR]",
 		Short: "Activate a staged version (its gate modules must load)",
@@ -96,19 +112,22 @@ func newPolicyActivateCmd() *cobra.Command {
 			}
 			a = &governance.ActorRef{Kind: kind, ID: aid}
 		}
-		return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
+		return withPolicies(cmd, to, func(c *client.Client) (any, error) {
+			sum, err := c.ActivatePolicy(cmd.Context(), id, version, a)
+			return summaryOf(sum), err
+		}, func(store policy.Store) (any, error) {
 			snap, err := store.Activate(cmd.Context(), id, version, a, time.Now())
 			return summary(snap), err
 		})
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&actor, "actor", "", "who activates, as kind:id (optional)")
 	return c
 }
 
 func newPolicyBindCmd() *cobra.Command {
 	var scope, selector string
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "bind --id ID --version V --scope global|role|resource [--selector S] [--data DIR]",
 		Short: "Bind an active version to a scope (global, a role or a resource label)",
@@ -119,7 +138,9 @@ func newPolicyBindCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
+		return withPolicies(cmd, to, func(c *client.Client) (any, error) {
+			return c.BindPolicy(cmd.Context(), id, version, api.BindRequest{Scope: scope, Selector: selector})
+		}, func(store policy.Store) (any, error) {
 			b, err := governance.NewPolicyBinding(governance.PolicyBinding{
 				BindingID: uuid.New(), Scope: governance.PolicyScope(scope), Selector: selector,
 				PolicyID: id, PolicyVersion: version, CreatedAt: time.Now(),
@@ -130,7 +151,7 @@ func newPolicyBindCmd() *cobra.Command {
 			return b, err
 		})
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&scope, "scope", "", "global, role or resource")
 	c.Flags().StringVar(&selector, "selector", "", "role or resource label (not for global)")
 	return c
@@ -138,48 +159,140 @@ func newPolicyBindCmd() *cobra.Command {
 
 func newPolicyResolveCmd() *cobra.Command {
 	var role, resource string
-	var data *string
+	var to target
 	c := &cobra.Command{
 		Use:   "resolve [--role R] [--resource X] [--data DIR]",
 		Short: "Print the version a role / resource resolves to, and its digest",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
+			return withPolicies(cmd, to, func(c *client.Client) (any, error) {
+				sum, err := c.ResolvePolicy(cmd.Context(), role, resource)
+				return summaryOf(sum), err
+			}, func(store policy.Store) (any, error) {
 				snap, err := store.Resolve(cmd.Context(), role, resource)
 				return summary(snap), err
 			})
 		},
 	}
-	data = dataFlag(c)
+	to = targetFlags(c)
 	c.Flags().StringVar(&role, "role", "", "role label (optional)")
 	c.Flags().StringVar(&resource, "resource", "", "resource label (optional)")
 	return c
 }
 
 func newPolicyShowCmd() *cobra.Command {
-	var data *string
+	var to target
+	var id, version, profile string
+	var def bool
 	c := &cobra.Command{
-		Use:   "show --id ID --version V [--data DIR]",
-		Short: "Print a stored snapshot as JSON",
+		Use:   "show (--id ID [--version V] | --default [--profile P]) [--data DIR]",
+		Short: "Print a stored snapshot as JSON (without --version: the policy's stored versions), or the default coding-agent policy file",
+		Long: `show --id ID --version V prints a stored snapshot; without --version, the
+policy's stored versions. show --default prints the default coding-agent policy
+file of a profile (strict, balanced or permissive; balanced unless --profile)
+exactly as serve installs it for --data: the file in policy/profiles/ with the
+data directory filled in. docs/default-policy.md explains every rule.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if def {
+				if id != "" || version != "" {
+					return usageErrorf("--default prints the default policy: drop --id and --version")
+				}
+				b, err := profiles.Render(profile, *to.data)
+				if err != nil {
+					return usageError(err)
+				}
+				_, err = cmd.OutOrStdout().Write(b)
+				return err
+			}
+			if profile != "" {
+				return usageErrorf("--profile goes with --default")
+			}
+			pid, err := uuid.Parse(id)
+			if err != nil {
+				return usageErrorf("--id (a UUID) is required")
+			}
+			if version == "" {
+				return withPolicies(cmd, to, func(c *client.Client) (any, error) {
+					list, err := c.PolicyVersions(cmd.Context(), pid)
+					return listOf(list), err
+				}, func(store policy.Store) (any, error) {
+					return listPolicies(cmd.Context(), store, pid)
+				})
+			}
+			return withPolicies(cmd, to, func(c *client.Client) (any, error) {
+				return c.ShowPolicy(cmd.Context(), pid, version)
+			}, func(store policy.Store) (any, error) {
+				return store.Get(cmd.Context(), pid, version)
+			})
+		},
 	}
-	parse := policyVersionFlags(c)
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
-		id, version, err := parse()
-		if err != nil {
-			return err
-		}
-		return withPolicyStore(cmd, *data, func(store policy.Store) (any, error) {
-			return store.Get(cmd.Context(), id, version)
-		})
-	}
-	data = dataFlag(c)
+	to = targetFlags(c)
+	c.Flags().StringVar(&id, "id", "", "policy id (UUID)")
+	c.Flags().StringVar(&version, "version", "", "policy version (omitted: list the policy's versions)")
+	c.Flags().BoolVar(&def, "default", false, "print the default coding-agent policy file instead of a stored snapshot")
+	c.Flags().StringVar(&profile, "profile", "", "with --default: strict, balanced (default) or permissive")
 	return c
+}
+
+func newPolicyListCmd() *cobra.Command {
+	var to target
+	c := &cobra.Command{
+		Use:   "list [--data DIR]",
+		Short: "Print every stored policy version, staged and active, as JSON",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withPolicies(cmd, to, func(c *client.Client) (any, error) {
+				list, err := c.Policies(cmd.Context())
+				return listOf(list), err
+			}, func(store policy.Store) (any, error) {
+				return listPolicies(cmd.Context(), store, uuid.Nil)
+			})
+		},
+	}
+	to = targetFlags(c)
+	return c
+}
+
+// policyList is what list (and show without --version) prints.
+type policyList struct {
+	Policies []policySummary `json:"policies"`
+}
+
+func listOf(list []api.PolicySummary) policyList {
+	out := policyList{Policies: make([]policySummary, len(list))}
+	for i, p := range list {
+		out.Policies[i] = summaryOf(p)
+	}
+	return out
+}
+
+// listPolicies lists a store's versions (of one policy unless id is
+// uuid.Nil) as the server does.
+func listPolicies(ctx context.Context, store policy.Store, id uuid.UUID) (policyList, error) {
+	lister, ok := store.(policy.Lister)
+	if !ok {
+		return policyList{}, fmt.Errorf("the policy store (%T) cannot list its versions", store)
+	}
+	snaps, err := lister.List(ctx)
+	if err != nil {
+		return policyList{}, err
+	}
+	out := policyList{Policies: []policySummary{}}
+	for _, snap := range snaps {
+		if id == uuid.Nil || snap.PolicyID() == id {
+			out.Policies = append(out.Policies, summary(snap))
+		}
+	}
+	if id != uuid.Nil && len(out.Policies) == 0 {
+		return policyList{}, &governance.PolicyNotFoundError{PolicyID: id.String()}
+	}
+	return out, nil
 }
 
 // printPolicy prints a policy command's result, or classifies its error.
 func printPolicy(cmd *cobra.Command, out any, err error) error {
 	if err != nil {
 		var ce *governance.PolicyConflictError
-		if errors.As(err, &ce) {
+		var remote *client.Error
+		if errors.As(err, &ce) || (errors.As(err, &remote) && remote.Code == "policy_conflict") {
 			err = fmt.Errorf("%w: a stored version never changes; give the edited policy a new version", err)
 		}
 		var ee *exitError
@@ -213,6 +326,11 @@ func summary(s governance.PolicySnapshot) policySummary {
 	return policySummary{PolicyID: s.PolicyID().String(), Version: s.Version(), Digest: s.Digest(), ReleaseState: string(s.ReleaseState())}
 }
 
+// summaryOf is the same summary of a server's answer.
+func summaryOf(s api.PolicySummary) policySummary {
+	return policySummary{PolicyID: s.PolicyID.String(), Version: s.Version, Digest: s.Digest, ReleaseState: s.ReleaseState}
+}
+
 func marshalOut(v any) ([]byte, error) {
 	if m, ok := v.(json.Marshaler); ok {
 		return m.MarshalJSON() // NB: json.Marshal would re-escape <, > and &
@@ -222,9 +340,12 @@ func marshalOut(v any) ([]byte, error) {
 
 // policyPut loads the file, stores its snapshot, then stores its .wasm
 // modules in the data directory. Nothing is stored when loading fails or
-// the version conflicts.
-func policyPut(ctx context.Context, dataDir, file string) (policySummary, error) {
+// the version conflicts. Through a server, the modules are uploaded first
+// (a module store is content-addressed: an upload changes no policy) and
+// the file is sent with their digests in place of their paths.
+func policyPut(ctx context.Context, to target, file string) (policySummary, error) {
 	modules := map[string]string{} // digest → path of every .wasm the file references
+	digests := map[string]string{} // path reference as written → digest
 	base := policyfile.FileResolver(filepath.Dir(file), builtinBytes)
 	resolve := func(ref string) (string, error) {
 		digest, err := base(ref)
@@ -234,6 +355,7 @@ func policyPut(ctx context.Context, dataDir, file string) (policySummary, error)
 				path = filepath.Join(filepath.Dir(file), ref)
 			}
 			modules[digest] = path
+			digests[ref] = digest
 		}
 		return digest, err
 	}
@@ -241,7 +363,14 @@ func policyPut(ctx context.Context, dataDir, file string) (policySummary, error)
 	if err != nil {
 		return policySummary{}, err
 	}
-	store, gates, closeAll, err := openPolicyStore(ctx, dataDir)
+	remote, err := to.client(ctx)
+	if err != nil {
+		return policySummary{}, err
+	}
+	if remote != nil {
+		return policyPutRemote(ctx, remote, file, snap, modules, digests)
+	}
+	store, gates, closeAll, err := openPolicyStore(ctx, *to.data)
 	if err != nil {
 		return policySummary{}, err
 	}
@@ -267,6 +396,63 @@ func policyPut(ctx context.Context, dataDir, file string) (policySummary, error)
 		return policySummary{}, err
 	}
 	out := summary(stored)
+	isNew := !existed
+	out.Stored = &isNew
+	return out, nil
+}
+
+// policyPutRemote is policyPut through a server: upload the modules, send
+// the file with each module path replaced by its digest.
+func policyPutRemote(ctx context.Context, c *client.Client, file string, snap governance.PolicySnapshot, modules, digests map[string]string) (policySummary, error) {
+	for digest, path := range modules {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return policySummary{}, err
+		}
+		up, err := c.UploadModule(ctx, b)
+		if err != nil {
+			return policySummary{}, fmt.Errorf("module %s: %w", path, err)
+		}
+		if up.SHA256 != digest {
+			return policySummary{}, fmt.Errorf("module %s changed while being stored", path)
+		}
+	}
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return policySummary{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber() // NB: numbers in gate configs stay as written
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return policySummary{}, err
+	}
+	gates, _ := doc["gates"].([]any)
+	for _, g := range gates {
+		if gate, ok := g.(map[string]any); ok {
+			if ref, ok := gate["module"].(string); ok && digests[ref] != "" {
+				gate["module"] = digests[ref]
+			}
+		}
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return policySummary{}, err
+	}
+	var ce *client.Error
+	_, getErr := c.ShowPolicy(ctx, snap.PolicyID(), snap.Version())
+	existed := getErr == nil
+	if getErr != nil && !(errors.As(getErr, &ce) && ce.Code == "policy_not_found") {
+		return policySummary{}, getErr
+	}
+	sum, err := c.PutPolicy(ctx, body)
+	if err != nil {
+		return policySummary{}, err
+	}
+	if sum.Digest != snap.Digest() {
+		return policySummary{}, fmt.Errorf("the server stored %s@%s with digest %s, this file has %s", sum.PolicyID, sum.Version, sum.Digest, snap.Digest())
+	}
+	out := summaryOf(sum)
 	isNew := !existed
 	out.Stored = &isNew
 	return out, nil

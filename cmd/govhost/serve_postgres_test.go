@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/pgtest"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 

@@ -20,9 +20,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/server/client"
 )
 
@@ -145,8 +145,8 @@ func readerCall() api.AuthorizeRequest {
 
 // TestServe_FirstStartTokenGracefulStopAndExportThroughTheServer runs the
 // main job as a process: first start (token 0600, default policy, the
-// printed curl line), one governed task, chain export through --addr while
-// the directory is locked, then SIGTERM: exit 0, and the data directory
+// printed curl line), one governed task, chain export through the server
+// while the directory is locked, then SIGTERM: exit 0, and the data directory
 // opens again with the chain intact.
 func TestServe_FirstStartTokenGracefulStopAndExportThroughTheServer(t *testing.T) {
 	ctx := context.Background()
@@ -169,11 +169,13 @@ func TestServe_FirstStartTokenGracefulStopAndExportThroughTheServer(t *testing.T
 	cert, err := s.client.Mint(ctx, closed.ChainID, closed.Head)
 	require.NoError(t, err)
 
-	code, _, stderr := runCLI(t, "", "chain", "export", "--data", data, "--chain", closed.ChainID.String())
-	require.Equal(t, exitUsage, code)
-	require.Contains(t, stderr, "a running govhost serve?")
-	code, exported, stderr := runCLI(t, "", "chain", "export", "--data", data, "--addr", s.url, "--chain", closed.ChainID.String())
+	// The server holds the directory: the export goes through it, found
+	// from the address it records there, or named with --addr.
+	code, exported, stderr := runCLI(t, "", "chain", "export", "--data", data, "--chain", closed.ChainID.String())
 	require.Equal(t, exitOK, code, stderr)
+	code, named, stderr := runCLI(t, "", "chain", "export", "--data", data, "--addr", s.url, "--chain", closed.ChainID.String())
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, exported, named)
 	code, out, stderr := runCLI(t, exported, "chain", "verify", "--file", "-", "--expected-head", cert.Certificate.EvidenceChainHead)
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, out, `"valid":true`)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/google/uuid"
@@ -21,7 +22,7 @@ func newPolicyTemplateCmd() *cobra.Command {
 // same flags.
 func newTemplateWorkspaceCmd() *cobra.Command {
 	o := policyfile.WorkspaceOptions{}
-	var root, id, version, grants, mcpFilesystem string
+	var root, id, version, grants, mcpFilesystem, outFile string
 	c := &cobra.Command{
 		Use:   "workspace --root DIR [--grants G] [--require-approval-for-side-effects] [--require-bash-approval] [--grants-downgrade-side-effect-approval]",
 		Short: "Print a policy file reproducing AgentLane's workspace_tool_policy",
@@ -35,7 +36,7 @@ func newTemplateWorkspaceCmd() *cobra.Command {
 			if mcpFilesystem != "" {
 				o.Tools = append(o.Tools, mcp.FilesystemToolIDs(mcpFilesystem)...)
 			}
-			return workspaceTemplate(cmd, o, root, id, version)
+			return workspaceTemplate(cmd, o, root, id, version, outFile)
 		},
 	}
 	f := c.Flags()
@@ -47,11 +48,12 @@ func newTemplateWorkspaceCmd() *cobra.Command {
 	f.BoolVar(&o.RequireBashApproval, "require-bash-approval", false, "admit bash (execute_command) and ask approval for it")
 	f.StringSliceVar(&o.Tools, "tools", nil, "tool ids the gates bind to (default AgentLane's read, find, grep, write, patch, bash)")
 	f.StringVar(&mcpFilesystem, "mcp-filesystem", "", "bind the tools of the reference MCP filesystem server as NAME/TOOL (the NAME given to govhost mcp --name)")
+	f.StringVar(&outFile, "out", "", "write the policy file to FILE (its directory is created, mode 0700, like ~/.govhost) instead of stdout")
 	f.BoolVar(&o.GrantsDowngradeSideEffectApproval, "grants-downgrade-side-effect-approval", false, "let --grants turn those approvals into allows")
 	return c
 }
 
-func workspaceTemplate(cmd *cobra.Command, o policyfile.WorkspaceOptions, root, id, version string) error {
+func workspaceTemplate(cmd *cobra.Command, o policyfile.WorkspaceOptions, root, id, version, outFile string) error {
 	abs := root
 	// "$workspace" is the task's workspace, resolved by the host per task:
 	// one policy for every project.
@@ -75,6 +77,23 @@ func workspaceTemplate(cmd *cobra.Command, o policyfile.WorkspaceOptions, root, 
 	if err != nil {
 		return usageError(err)
 	}
+	if outFile != "" {
+		return writeCreatingDir(outFile, append(out, '\n'))
+	}
 	fmt.Fprintln(cmd.OutOrStdout(), string(out))
+	return nil
+}
+
+// writeCreatingDir writes a file a govhost command produced, creating its
+// directory (mode 0700: a directory such as ~/.govhost holds tokens and
+// policies) so that the command that needs it makes it — a shell redirect
+// into a missing ~/.govhost fails before govhost runs.
+func writeCreatingDir(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return usageError(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return usageError(err)
+	}
 	return nil
 }

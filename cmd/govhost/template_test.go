@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,4 +99,29 @@ func TestTemplate_WorkspaceForMCPFilesystem(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, out, `"a/x"`)
 	require.Contains(t, out, `"b/y"`)
+}
+
+// TestTemplate_OutCreatesGovhostDir: the README's flow into ~/.govhost
+// works on a fresh machine: the template command creates the directory it
+// writes into (0700), and the command that opens a data directory under it
+// creates that.
+func TestTemplate_OutCreatesGovhostDir(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := filepath.Join(home, ".govhost")
+	file := filepath.Join(dir, "fs-policy.json")
+	code, out, errs := runCLI(t, "", "policy", "template", "workspace", "--root", t.TempDir(), "--mcp-filesystem", "filesystem", "--out", file)
+	require.Equal(t, exitOK, code, errs)
+	require.Empty(t, out, "the file, not stdout")
+	st, err := os.Stat(dir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+	raw, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.True(t, json.Valid(raw))
+
+	code, _, errs = runCLI(t, "", "policy", "put", "--data", filepath.Join(dir, "fs"), "--file", file)
+	require.Equal(t, exitOK, code, errs)
+	_, err = os.Stat(filepath.Join(dir, "fs", "db"))
+	require.NoError(t, err, "the data directory is created by the command that opens it")
 }

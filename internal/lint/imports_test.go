@@ -72,31 +72,38 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		return "", false
 	}
 	allowed := map[string][]string{
-		"governance":  {},
-		"abi":         {},
-		"evidence":    {"governance", "evidence", filepath.Join("internal", "pgdb")},
-		"policy":      {"governance", "policy", filepath.Join("internal", "pgdb")},
+		"governance": {},
+		"abi":        {},
+		"evidence":   {"governance", "evidence", filepath.Join("internal", "pgdb")},
+		// policy/policyfile's templates and the default profiles name abi's
+		// operations and tool ids.
+		"policy":      {"governance", "abi", "policy", filepath.Join("internal", "pgdb")},
 		"sdk":         {"abi", "sdk"},
 		"plugins":     {"abi", "sdk", "plugins"},
 		"certify":     {"governance", "evidence", "checkpoint", "certify"},
 		"checkpoint":  {"checkpoint"},
 		"controller":  {"governance", "evidence", "policy", "abi", "certify", "controller"},
 		"host":        {"abi", "governance", "host"},
-		"agents":      {"governance", "controller", "agents"},
-		"hooks":       {"agents", "controller", "governance", "abi", "hooks"},
+		"agents":      {"governance", "abi", "controller", "agents"},
+		"hooks":       {"agents", "controller", "governance", "abi", "pathfacts", "hooks"},
 		"hookclient":  {"agents", "hooks", "hookclient"},
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the
 		// wire vocabulary and the Go client stay light (no engine).
-		"service":                         {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "service"},
-		"server":                          {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", "api", filepath.Join("internal", "bearer")},
+		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "certify", "service"},
+		"server":  {".", "governance", "evidence", "controller", "abi", "hooks", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
+		// The web console: the service's operations and the wire vocabulary
+		// (static files need nothing else), and the event-stream writer.
+		"console":                         {"service", "api", filepath.Join("internal", "sse"), "console"},
 		"api":                             {"governance"},
 		filepath.Join("server", "client"): {"governance", "api"},
 		// The MCP proxy: the embedded assembly (root package) or the
-		// sidecar's client; pathguard only for the operation vocabulary's names.
-		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("plugins", "pathguard"), filepath.Join("internal", "bearer"), "mcp"},
+		// sidecar's client.
+		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("internal", "bearer"), "mcp"},
 		// The bearer-token check both listeners make.
 		filepath.Join("internal", "bearer"): {},
+		// The server-sent event loop the API and the console share.
+		filepath.Join("internal", "sse"): {},
 	}
 	pkgs := packageImports(t)
 	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {

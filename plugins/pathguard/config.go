@@ -68,9 +68,9 @@ func cfgErr(field string, err error) error { return &ConfigError{Field: field, E
 
 // fieldsByKind lists the fields each kind takes, besides "kind" and "home".
 var fieldsByKind = map[string][]string{
-	KindGuardPaths: {"allowed_paths", "denied_paths", "refuse_symlinks"},
-	KindWorkspace:  {"root", "allowed_operations"},
-	KindPathScope:  {"paths", "allowed_operations"},
+	KindGuardPaths: {"allowed_paths", "denied_paths", "refuse_symlinks", "every_path_argument"},
+	KindWorkspace:  {"root", "allowed_operations", "checked_operations"},
+	KindPathScope:  {"paths", "allowed_operations", "checked_operations"},
 	KindVirtual:    {"mounts", "roots", "cwd", "allowed_operations"},
 }
 
@@ -85,10 +85,18 @@ type config struct {
 	// refuseSymlinks refuses any symlink on the requested path (the
 	// lexical path must be the resolved one), inside the roots too.
 	refuseSymlinks bool
+	// everyPath checks every path fact of the call, whatever its argument
+	// name (an MCP tool's "source", "paths[]"…), not only path and
+	// file_path.
+	everyPath bool
 
 	// workspace (roots[0]) and path_scope (scopes)
 	scopes []string
 	ops    opSet // nil: AgentLane's allowed_operations=None
+	// checked, when set, limits the gate to these operations: any other
+	// call (and a call whose operation is neither given nor inferable) is
+	// allowed with ReasonNotChecked before any other check.
+	checked opSet
 
 	// virtual holds the "virtual" kind's namespace.
 	virtual *virtualConfig
@@ -220,6 +228,11 @@ func (c *config) parseGuardPaths(fields map[string]json.RawMessage) error {
 			return cfgErr("refuse_symlinks", fmt.Errorf("%w: want true or false", ErrType))
 		}
 	}
+	if raw, ok := fields["every_path_argument"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &c.everyPath); err != nil {
+			return cfgErr("every_path_argument", fmt.Errorf("%w: want true or false", ErrType))
+		}
+	}
 	allowed, _, err := decodeStrings(fields, "allowed_paths")
 	if err != nil {
 		return err
@@ -268,6 +281,20 @@ func (c *config) parseGuardPaths(fields map[string]json.RawMessage) error {
 }
 
 func (c *config) parseOps(fields map[string]json.RawMessage) error {
+	checked, present, err := decodeStrings(fields, "checked_operations")
+	if err != nil {
+		return err
+	}
+	if present {
+		c.checked = opSet{}
+		for i, s := range checked {
+			op, ok := parseOp(s)
+			if !ok {
+				return cfgErr(fmt.Sprintf("checked_operations[%d]", i), fmt.Errorf("%w %q", ErrUnknownOperation, s))
+			}
+			c.checked[op] = true
+		}
+	}
 	list, present, err := decodeStrings(fields, "allowed_operations")
 	if err != nil || !present {
 		return err

@@ -108,15 +108,16 @@ func TestE2E_SymlinkedRoot(t *testing.T) {
 	})
 }
 
-// refuse_symlinks keeps the stricter floor on purpose: any symlink on the
-// requested path is refused, inside the root too.
+// refuse_symlinks is LionAGI's path_safety floor: a path whose last
+// component is a symlink is refused, inside the root too; an intermediate
+// symlink is followed and the resolved path decides.
 func TestE2E_RefuseSymlinks(t *testing.T) {
 	w := newWorld(t)
 	g := resolvedGate(t, map[string]any{"kind": "guard_paths", "allowed_paths": []string{w.ws}, "refuse_symlinks": true})
 	run(t, g, []e2e{
 		{"plain file", w.ws, "reader", "", map[string]any{"path": "notes.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
 		{"final symlink inside", w.ws, "reader", "", map[string]any{"path": "link.py"}, abi.DecisionDeny, pathguard.ReasonSymlink},
-		{"intermediate symlink out", w.ws, "reader", "", map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+		{"intermediate symlink out", w.ws, "reader", "", map[string]any{"path": "out/secret.txt"}, abi.DecisionDeny, pathguard.ReasonOutsideRoot},
 		{"dangling symlink", w.ws, "editor", "", map[string]any{"file_path": "dangling"}, abi.DecisionDeny, pathguard.ReasonSymlink},
 	})
 }
@@ -247,4 +248,30 @@ func TestResolveConfig(t *testing.T) {
 	_, err = pathguard.ResolveConfig([]byte(`{"kind":"workspace","root":"/broken"}`), resolve)
 	require.ErrorIs(t, err, os.ErrPermission)
 	require.False(t, errors.As(err, &ce))
+}
+
+// The conformance cases of issue 26, on a real tree: LionAGI allows
+// symlinks before the last component and in an allowed root itself.
+func TestE2E_RefuseSymlinks_LionAGIIntermediate(t *testing.T) {
+	root, err := pathfacts.Canonical(t.TempDir())
+	require.NoError(t, err)
+	for _, d := range []string{"project/real", "real2"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	for _, f := range []string{"project/real/a.txt", "real2/a.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644))
+	}
+	require.NoError(t, os.Symlink(filepath.Join(root, "project", "real"), filepath.Join(root, "project", "alias")))
+	require.NoError(t, os.Symlink(filepath.Join(root, "real2"), filepath.Join(root, "linkroot")))
+
+	project := resolvedGate(t, map[string]any{"kind": "guard_paths", "allowed_paths": []string{root + "/project"}, "refuse_symlinks": true})
+	run(t, project, []e2e{
+		{"alias/a.txt through an intermediate link", root, "reader", "", map[string]any{"path": root + "/project/alias/a.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+		{"the alias itself", root, "reader", "", map[string]any{"path": root + "/project/alias"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+		{"the alias itself, trailing slash", root, "reader", "", map[string]any{"path": "project/alias/"}, abi.DecisionDeny, pathguard.ReasonSymlink},
+	})
+	real2 := resolvedGate(t, map[string]any{"kind": "guard_paths", "allowed_paths": []string{root + "/real2"}, "refuse_symlinks": true})
+	run(t, real2, []e2e{
+		{"linkroot/a.txt into the allowed root", root, "reader", "", map[string]any{"path": root + "/linkroot/a.txt"}, abi.DecisionAllow, pathguard.ReasonAllowed},
+	})
 }

@@ -13,6 +13,7 @@ const (
 	ReasonAllowed          = "path.allowed"            // every checked path is inside
 	ReasonNoPath           = "path.no_path"            // guard_paths: no path or file_path argument
 	ReasonNonPathOperation = "path.non_path_operation" // an admitted non-path operation (allowed_operations)
+	ReasonNotChecked       = "path.not_checked"        // workspace / path_scope: an operation checked_operations leaves out
 
 	// Deny.
 	ReasonOutsideRoot         = "path.outside_root"          // not under any allowed root / the workspace root
@@ -54,6 +55,9 @@ func (g *Gate) Kind() string { return g.cfg.kind }
 // answers allow or deny, never require_approval: neither original path
 // policy asks for approval.
 func (g *Gate) Evaluate(in abi.GateInput) abi.GateOutput {
+	if g.cfg.checked != nil && !g.checks(&in) {
+		return allow(ReasonNotChecked, "")
+	}
 	if g.cfg.usesWorkspace {
 		ws := in.Workspace
 		if !strings.HasPrefix(ws, "/") || path.Clean(ws) != ws {
@@ -77,6 +81,21 @@ func (g *Gate) Evaluate(in abi.GateInput) abi.GateOutput {
 		return g.evalVirtual(in)
 	}
 	return g.evalAgentLane(in)
+}
+
+// checks reports whether checked_operations covers the call: its
+// operation, or one of the requests inferred for an AgentLane tool.
+func (g *Gate) checks(in *abi.GateInput) bool {
+	if in.Operation != "" {
+		return g.cfg.checked[in.Operation]
+	}
+	reqs, _ := inferRequests(in.Tool, in.Paths, in.Cwd)
+	for _, r := range reqs {
+		if g.cfg.checked[r.op] {
+			return true
+		}
+	}
+	return false
 }
 
 func allow(code, rule string) abi.GateOutput {

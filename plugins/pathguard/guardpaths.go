@@ -15,7 +15,17 @@ import (
 // "path" cannot hide the "file_path" an editor tool really uses.
 func (g *Gate) evalGuardPaths(in abi.GateInput) abi.GateOutput {
 	var checked []*abi.PathFact
+	if g.cfg.everyPath {
+		for k := range in.Paths {
+			if f := &in.Paths[k]; f.Raw != "" || f.Resolved != "" {
+				checked = append(checked, f)
+			}
+		}
+	}
 	for _, arg := range [...]string{"path", "file_path"} {
+		if g.cfg.everyPath {
+			break
+		}
 		for k := range in.Paths {
 			if f := &in.Paths[k]; f.Arg == arg && (f.Raw != "" || f.Resolved != "") {
 				checked = append(checked, f)
@@ -107,11 +117,11 @@ func (g *Gate) checkGuardPath(in *abi.GateInput, f *abi.PathFact) (abi.GateOutpu
 	for _, v := range views[:n] {
 		// The decision is on the resolved path: a symlink whose target
 		// stays inside a root is inside, one that leads out is outside.
-		// refuse_symlinks keeps the stricter floor: any symlink on the
-		// requested path (LionAGI's path_safety refuses a final one with
-		// lstat; a difference between the lexical and the resolved path
-		// also catches intermediate and dangling ones).
-		if c.refuseSymlinks && v.real && v.lexical != v.resolved {
+		// refuse_symlinks is LionAGI's path_safety floor: the path asked
+		// for must not be a symlink itself (its last component; the host's
+		// fact, an lstat). Intermediate symlinks and a symlinked root are
+		// allowed, as there.
+		if c.refuseSymlinks && v.real && f.Link {
 			cand := pathlibStr(expanded)
 			if !strings.HasPrefix(expanded, "/") && len(c.roots) > 0 {
 				cand = pathlibStr(c.roots[0] + "/" + expanded)

@@ -1,33 +1,23 @@
 package pathguard
 
-// AgentLane's operation names (ToolOperation).
+import "github.com/govhost/govhost/abi"
+
+// The operation names, re-exported from abi (the one vocabulary) for the
+// gate's own code and its Go callers.
 const (
-	OpReadFile        = "read_file"
-	OpSearchFiles     = "search_files"
-	OpCreateFile      = "create_file"
-	OpOverwriteFile   = "overwrite_file"
-	OpModifyFile      = "modify_file"
-	OpCreateDirectory = "create_directory"
-	OpExecuteCommand  = "execute_command"
-	OpNetworkAccess   = "network_access"
+	OpReadFile        = abi.OpReadFile
+	OpSearchFiles     = abi.OpSearchFiles
+	OpCreateFile      = abi.OpCreateFile
+	OpOverwriteFile   = abi.OpOverwriteFile
+	OpModifyFile      = abi.OpModifyFile
+	OpCreateDirectory = abi.OpCreateDirectory
+	OpExecuteCommand  = abi.OpExecuteCommand
+	OpNetworkAccess   = abi.OpNetworkAccess
 )
 
 type opSet map[string]bool
 
-func parseOp(s string) (string, bool) {
-	switch s {
-	case OpReadFile, OpSearchFiles, OpCreateFile, OpOverwriteFile, OpModifyFile,
-		OpCreateDirectory, OpExecuteCommand, OpNetworkAccess:
-		return s, true
-	}
-	return "", false
-}
+func parseOp(s string) (string, bool) { return s, abi.IsOperation(s) }
 
 // isPathOp reports AgentLane's six path operations.
-func isPathOp(op string) bool {
-	switch op {
-	case OpReadFile, OpSearchFiles, OpCreateFile, OpOverwriteFile, OpModifyFile, OpCreateDirectory:
-		return true
-	}
-	return false
-}
+func isPathOp(op string) bool { return abi.IsPathOperation(op) }

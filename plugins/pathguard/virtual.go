@@ -157,7 +157,9 @@ func (c *config) parseVirtual(fields map[string]json.RawMessage) error {
 	if err := decodeString(fields, "cwd", &cwd, false); err != nil {
 		return err
 	}
-	if cwd != "" {
+	if raw, ok := fields["cwd"]; ok && string(raw) != "null" {
+		// NB: a blank cwd is refused, as normalize_virtual_path refuses
+		// it; only an absent or null cwd means "/".
 		norm, err := normalizeVirtualPath(".", cwd)
 		if err != nil {
 			return cfgErr("cwd", fmt.Errorf("%w: %v", ErrVirtualPath, err))
@@ -281,7 +283,7 @@ func (g *Gate) evalVirtual(in abi.GateInput) abi.GateOutput {
 	return allow(ReasonAllowed, rule)
 }
 
-// virtualArgs returns the non-empty "path" and "file_path" arguments, in
+// virtualArgs returns the "path" and "file_path" arguments that are not null, in
 // that order, or why they cannot be read.
 func virtualArgs(args json.RawMessage) ([]string, string) {
 	if len(args) == 0 {
@@ -301,9 +303,9 @@ func virtualArgs(args json.RawMessage) ([]string, string) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, name + " is not a string"
 		}
-		if s != "" {
-			out = append(out, s)
-		}
+		// NB: an empty string is a path, and normalize_virtual_path
+		// refuses it (path.virtual_invalid); only null or absent is none.
+		out = append(out, s)
 	}
 	return out, ""
 }

@@ -46,6 +46,30 @@ const (
 	// it is missing and cannot be inferred from the tool.
 	CodeInvalidOperation = "permission.invalid_operation"
 
+	// Coding family (govhost's own: decisions per tool id and operation,
+	// and the read-only classification of shell commands).
+
+	// CodeCodingTool: the tools entry for the call's tool id decided;
+	// MatchedRule is "tools.<id>".
+	CodeCodingTool = "permission.coding_tool"
+	// CodeCodingOperation: the operations entry for the call's operation
+	// decided; MatchedRule is "operations.<op>".
+	CodeCodingOperation = "permission.coding_operation"
+	// CodeCodingUnclassified: no entry names the call (an unknown tool, or
+	// a tool without an operation); the unclassified decision applies.
+	CodeCodingUnclassified = "permission.coding_unclassified"
+	// CodeCommandReadOnly: every simple command of the line is a listed
+	// read-only command (allow); MatchedRule lists the entries.
+	CodeCommandReadOnly = "permission.command_read_only"
+	// CodeCommandNotReadOnly: the line is not read-only; the commands
+	// section's otherwise decision applies.
+	CodeCommandNotReadOnly = "permission.command_not_read_only"
+	// CodeCommandSecretPath: a word of the line matches a deny_words
+	// pattern (deny); MatchedRule is the pattern.
+	CodeCommandSecretPath = "permission.command_protected_path"
+	// CodeCommandPipeToShell: a pipe feeds a pipe_into program (deny).
+	CodeCommandPipeToShell = "permission.command_pipe_to_interpreter"
+
 	// Both families.
 
 	// CodeInvalidArguments: the request's arguments are not a JSON object.

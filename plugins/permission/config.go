@@ -21,6 +21,8 @@ type Config struct {
 	LionAGI *LionAGIConfig
 	// AgentLane configures AgentLane's grant and side-effect approval policies.
 	AgentLane *AgentLaneConfig
+	// Coding configures govhost's coding-agent decisions (coding.go).
+	Coding *CodingConfig
 }
 
 // LionAGIConfig is the shape PermissionPolicy.from_dict reads.
@@ -147,14 +149,24 @@ func ParseConfig(data []byte) (*Config, error) {
 			}
 			c.AgentLane = ac
 			families++
+		case "coding":
+			if m.val.kind != kindObject {
+				return nil, wrongType("coding", "an object", &m.val)
+			}
+			cc, err := parseCoding("coding", &m.val)
+			if err != nil {
+				return nil, err
+			}
+			c.Coding = cc
+			families++
 		default:
 			return nil, configErr(fieldPath("", m.key), ErrUnknownField,
-				`unknown field (want exactly one of "preset", "lionagi", "agentlane")`)
+				`unknown field (want exactly one of "preset", "lionagi", "agentlane", "coding")`)
 		}
 	}
 	if families != 1 {
 		return nil, configErr("", ErrFamily,
-			`want exactly one of "preset", "lionagi", "agentlane"; got %d`, families)
+			`want exactly one of "preset", "lionagi", "agentlane", "coding"; got %d`, families)
 	}
 	return c, nil
 }
@@ -422,4 +434,78 @@ var presetNames = []string{"allow_all", "deny_all", "read_only", "safe"}
 func unknownPreset(field, name string) *ConfigError {
 	return configErr(field, ErrUnknownPreset, "unknown preset %q (want one of %s)",
 		name, strings.Join(presetNames, ", "))
+}
+
+func parseCoding(field string, v *value) (*CodingConfig, error) {
+	cc := &CodingConfig{}
+	for i := range v.obj {
+		m := &v.obj[i]
+		f := fieldPath(field, m.key)
+		switch m.key {
+		case "tools", "operations":
+			if m.val.kind != kindObject {
+				return nil, wrongType(f, "an object of name → decision", &m.val)
+			}
+			var ds []KnownDecision
+			for j := range m.val.obj {
+				e := &m.val.obj[j]
+				if e.val.kind != kindString {
+					return nil, wrongType(fieldPath(f, e.key), "a string", &e.val)
+				}
+				ds = append(ds, KnownDecision{Name: e.key, Decision: e.val.s})
+			}
+			if m.key == "tools" {
+				cc.Tools = ds
+			} else {
+				cc.Operations = ds
+			}
+		case "unclassified":
+			if m.val.kind != kindString {
+				return nil, wrongType(f, "a string", &m.val)
+			}
+			cc.Unclassified = m.val.s
+		case "commands":
+			if m.val.kind != kindObject {
+				return nil, wrongType(f, "an object", &m.val)
+			}
+			cmds, err := parseCommands(f, &m.val)
+			if err != nil {
+				return nil, err
+			}
+			cc.Commands = cmds
+		default:
+			return nil, configErr(f, ErrUnknownField, `unknown field (want "tools", "operations", "unclassified", "commands")`)
+		}
+	}
+	return cc, nil
+}
+
+func parseCommands(field string, v *value) (*CommandsConfig, error) {
+	c := &CommandsConfig{}
+	for i := range v.obj {
+		m := &v.obj[i]
+		f := fieldPath(field, m.key)
+		var err error
+		switch m.key {
+		case "read_only":
+			c.ReadOnly, err = parseStringList(f, &m.val)
+		case "deny_words":
+			c.DenyWords, err = parseStringList(f, &m.val)
+		case "pipe_into":
+			c.PipeInto, err = parseStringList(f, &m.val)
+		case "forbid":
+			c.Forbid, err = parseRuleMap(f, &m.val)
+		case "otherwise":
+			if m.val.kind != kindString {
+				return nil, wrongType(f, "a string", &m.val)
+			}
+			c.Otherwise = m.val.s
+		default:
+			return nil, configErr(f, ErrUnknownField, `unknown field (want "read_only", "forbid", "deny_words", "pipe_into", "otherwise")`)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }

@@ -7,6 +7,7 @@ import "github.com/govhost/govhost/abi"
 type Gate struct {
 	lion      *lionPolicy
 	agentLane *agentLanePolicy
+	coding    *codingPolicy
 }
 
 // New decodes a configuration (see Config and README.md) and builds the
@@ -32,8 +33,11 @@ func NewFromConfig(c *Config) (*Gate, error) {
 	if c.AgentLane != nil {
 		families++
 	}
+	if c.Coding != nil {
+		families++
+	}
 	if families != 1 {
-		return nil, configErr("", ErrFamily, "want exactly one of Preset, LionAGI, AgentLane; got %d", families)
+		return nil, configErr("", ErrFamily, "want exactly one of Preset, LionAGI, AgentLane, Coding; got %d", families)
 	}
 	switch {
 	case c.Preset != "":
@@ -44,6 +48,12 @@ func NewFromConfig(c *Config) (*Gate, error) {
 		return &Gate{lion: p}, nil
 	case c.LionAGI != nil:
 		return &Gate{lion: newLionPolicy(c.LionAGI)}, nil
+	case c.Coding != nil:
+		p, err := newCodingPolicy(c.Coding)
+		if err != nil {
+			return nil, err
+		}
+		return &Gate{coding: p}, nil
 	}
 	p, err := newAgentLanePolicy(c.AgentLane)
 	if err != nil {
@@ -61,6 +71,9 @@ func NewFromConfig(c *Config) (*Gate, error) {
 func (g *Gate) Evaluate(in abi.GateInput) abi.GateOutput {
 	if g.lion != nil {
 		return g.lion.evaluate(&in)
+	}
+	if g.coding != nil {
+		return g.coding.evaluate(&in)
 	}
 	return g.agentLane.evaluate(&in)
 }

@@ -3,6 +3,8 @@ package permission
 import (
 	"strings"
 	"unicode"
+
+	"github.com/govhost/govhost/abi"
 )
 
 // AgentLane's vocabulary and grant grammar: the eight operations, the
@@ -24,10 +26,9 @@ const (
 	numOperations
 )
 
-var operationNames = [numOperations]string{
-	"read_file", "search_files", "create_file", "overwrite_file",
-	"modify_file", "create_directory", "execute_command", "network_access",
-}
+// operationNames is abi.Operations: operation i is abi.Operations[i].
+// The assignment fails to compile if the two lists' lengths differ.
+var operationNames [numOperations]string = abi.Operations
 
 func (o operation) String() string { return operationNames[o] }
 
@@ -59,15 +60,18 @@ var sideEffectOps = setOf(opCreateFile, opOverwriteFile, opModifyFile, opCreateD
 	opExecuteCommand, opNetworkAccess)
 
 // builtinTools are the first-party tools' declared operations, in
-// AgentLane's order (a whole-tool grant expands in this order).
-var builtinTools = map[string][]operation{
-	"read":  {opReadFile},
-	"find":  {opSearchFiles},
-	"grep":  {opReadFile, opSearchFiles},
-	"write": {opCreateFile, opOverwriteFile, opCreateDirectory},
-	"patch": {opModifyFile},
-	"bash":  {opExecuteCommand},
-}
+// AgentLane's order (a whole-tool grant expands in this order): abi's
+// AgentLaneTools with their abi.ToolOperations.
+var builtinTools = func() map[string][]operation {
+	m := make(map[string][]operation, len(abi.AgentLaneTools))
+	for _, tool := range abi.AgentLaneTools {
+		for _, name := range abi.ToolOperations[tool] {
+			op, _ := parseOperation(name)
+			m[tool] = append(m[tool], op)
+		}
+	}
+	return m
+}()
 
 // grant is one ToolPermissionGrant. entry is the grant-string entry it came
 // from (trimmed, lower-cased), reported as the matched rule.

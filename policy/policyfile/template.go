@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/govhost/govhost/abi"
 )
 
 // WorkspaceOptions are the flags of AgentLane's workspace_tool_policy(root,
@@ -35,7 +37,7 @@ type WorkspaceOptions struct {
 	Tools []string
 }
 
-var agentlaneTools = []string{"read", "find", "grep", "write", "patch", "bash"}
+var agentlaneTools = abi.AgentLaneTools[:]
 
 // WorkspaceTemplate returns a policy file reproducing workspace_tool_policy:
 // its AllOf layers become gates in the same order (workspace path guard,
@@ -56,9 +58,9 @@ func WorkspaceTemplate(o WorkspaceOptions) ([]byte, error) {
 	if len(tools) == 0 {
 		tools = agentlaneTools
 	}
-	ops := []string{"read_file", "search_files", "create_file", "overwrite_file", "modify_file", "create_directory"}
+	ops := []string{abi.OpReadFile, abi.OpSearchFiles, abi.OpCreateFile, abi.OpOverwriteFile, abi.OpModifyFile, abi.OpCreateDirectory}
 	if o.RequireBashApproval {
-		ops = append(ops, "execute_command")
+		ops = append(ops, abi.OpExecuteCommand)
 	}
 	gates := []map[string]any{{
 		"gate_id": "workspace", "module": "pathguard", "level": "hard", "order": 10, "tool_ids": tools,
@@ -71,10 +73,10 @@ func WorkspaceTemplate(o WorkspaceOptions) ([]byte, error) {
 	}
 	var approvalOps []string
 	if o.RequireApprovalForSideEffects {
-		approvalOps = append(approvalOps, "create_file", "overwrite_file", "modify_file", "create_directory")
+		approvalOps = append(approvalOps, abi.OpCreateFile, abi.OpOverwriteFile, abi.OpModifyFile, abi.OpCreateDirectory)
 	}
 	if o.RequireBashApproval {
-		approvalOps = append(approvalOps, "execute_command")
+		approvalOps = append(approvalOps, abi.OpExecuteCommand)
 	}
 	if len(approvalOps) > 0 {
 		approval := map[string]any{"operations": approvalOps}

@@ -36,6 +36,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ResolveAmbiguous", func(t *testing.T) { testResolveAmbiguous(t, h) })
 	t.Run("ResolveNotFound", func(t *testing.T) { testResolveNotFound(t, h) })
 	t.Run("History", func(t *testing.T) { testHistory(t, h) })
+	t.Run("List", func(t *testing.T) { testList(t, h) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, h) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceled(t, h) })
 	if h.RewriteSnapshot != nil {

@@ -30,8 +30,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 )
 
 // Error is a refusal by the server: its HTTP status and stable code.
@@ -256,9 +256,10 @@ func (c *Client) ActivatePolicy(ctx context.Context, id uuid.UUID, version strin
 	return out, c.do(ctx, "POST", "/v1/policies/"+id.String()+"/versions/"+url.PathEscape(version)+"/activate", api.ActivateRequest{Actor: actor}, &out)
 }
 
-// BindPolicy binds an active version to a scope.
-func (c *Client) BindPolicy(ctx context.Context, id uuid.UUID, version string, req api.BindRequest) error {
-	return c.do(ctx, "POST", "/v1/policies/"+id.String()+"/versions/"+url.PathEscape(version)+"/bind", req, nil)
+// BindPolicy binds an active version to a scope and returns the binding.
+func (c *Client) BindPolicy(ctx context.Context, id uuid.UUID, version string, req api.BindRequest) (governance.PolicyBinding, error) {
+	var out governance.PolicyBinding
+	return out, c.do(ctx, "POST", "/v1/policies/"+id.String()+"/versions/"+url.PathEscape(version)+"/bind", req, &out)
 }
 
 // ResolvePolicy returns the version role / resource resolve to.

@@ -56,10 +56,26 @@ class Client:
         self.timeout = timeout
 
     @classmethod
-    def from_data_dir(cls, base_url: str, data_dir: str, **kw: Any) -> "Client":
-        """Read the token from the server's data directory (DATA/token)."""
-        with open(os.path.join(data_dir, "token"), encoding="utf-8") as f:
+    def from_data_dir(cls, base_url: str, data_dir: str, operator: bool = False, **kw: Any) -> "Client":
+        """Read the token from the server's data directory: the agents' (DATA/token),
+        or with operator=True the operator's (DATA/operator-token), which operator
+        routes (checkpoints, exceptions, break-glass) need. base_url "" means the
+        server that holds data_dir (see discover)."""
+        if not base_url:
+            base_url = cls.discover(data_dir)
+        name = "operator-token" if operator else "token"
+        with open(os.path.join(data_dir, name), encoding="utf-8") as f:
             return cls(base_url, f.read(), **kw)
+
+    @staticmethod
+    def discover(data_dir: str) -> str:
+        """The URL a running `govhost serve` records in its data directory
+        (DATA/serve.json; never a token). Raises Unreachable when there is none."""
+        try:
+            with open(os.path.join(data_dir, "serve.json"), encoding="utf-8") as f:
+                return json.load(f)["url"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise Unreachable(f"no running govhost serve recorded in {data_dir}: {e}") from None
 
     def request(self, method: str, path: str, body: Any = None, raw: Optional[bytes] = None) -> Tuple[int, Any]:
         """One exchange: body is sent as JSON, raw (a .wasm module) as bytes."""
@@ -88,6 +104,8 @@ class Client:
             raise Unreachable(f"{method} {path}: {e}") from None
         if ctype.startswith("application/json"):
             return status, json.loads(raw)
+        if ctype.startswith("application/x-tar"):
+            return status, raw
         return status, raw.decode()
 
     # --- tasks ---------------------------------------------------------------
@@ -153,6 +171,50 @@ class Client:
 
     def verify_chain(self, chain_id: str, expected_head: str) -> Dict[str, Any]:
         return self.request("POST", f"/v1/chains/{chain_id}/verify", {"expected_head": expected_head})[1]
+
+    # --- policies, bundles, checkpoints --------------------------------------
+    def policies(self):
+        """Every stored policy version (policy_id, version, digest, release_state, gate_count)."""
+        return self.request("GET", "/v1/policies")[1]["policies"]
+
+    def policy_versions(self, policy_id: str):
+        """The stored versions of one policy."""
+        return self.request("GET", f"/v1/policies/{policy_id}")[1]["policies"]
+
+    def bundle(self, task_id: str, checkpoint: bool = False) -> Dict[str, Any]:
+        """A closed task's certificate with its proof: certificate, chain (the
+        records), policy and, with checkpoint=True, the head signed with the data
+        directory's key (a C2SP signed note)."""
+        q = "?checkpoint=1" if checkpoint else ""
+        return self.request("GET", f"/v1/tasks/{task_id}/bundle{q}")[1]
+
+    def bundle_tar(self, task_id: str, checkpoint: bool = False) -> bytes:
+        """The same bundle as the tar archive of a bundle folder (govhost cert verify reads it unpacked)."""
+        q = urllib.parse.urlencode({"format": "tar", **({"checkpoint": "1"} if checkpoint else {})})
+        return self.request("GET", f"/v1/tasks/{task_id}/bundle?{q}")[1]
+
+    def sign_checkpoint(self, chain_id: str) -> Dict[str, Any]:
+        """Sign a chain's current head (operator token): {chain_id, note}."""
+        return self.request("POST", "/v1/checkpoints", {"chain_id": chain_id})[1]
+
+    # --- exception grants (operator token) ----------------------------------
+    def grant_exception(self, task_id: str, gate_id: str, tool_id: str, reason_code: str, expires_at: Any,
+                        actor: Optional[Tuple[str, str]] = None, issuer: str = "",
+                        break_glass: bool = False) -> Dict[str, Any]:
+        """Record a single-use grant in an open task that excuses the next deny of
+        gate_id for tool_id (a soft deny; with break_glass=True a hard one too).
+        expires_at is a timezone-aware datetime or an RFC 3339 string: there is no
+        default expiry. The task's certificate becomes DEGRADED."""
+        if hasattr(expires_at, "isoformat"):
+            expires_at = expires_at.isoformat()
+        body: Dict[str, Any] = {"gate_id": gate_id, "tool_id": tool_id, "reason_code": reason_code,
+                                "expires_at": expires_at}
+        if actor:
+            body["actor"] = {"kind": actor[0], "id": actor[1]}
+        if issuer:
+            body["issuer"] = issuer
+        route = "break-glass" if break_glass else "exceptions"
+        return self.request("POST", f"/v1/tasks/{task_id}/{route}", body)[1]
 
     # --- gate modules --------------------------------------------------------
     def upload_module(self, wasm: bytes) -> Dict[str, Any]:

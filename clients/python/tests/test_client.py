@@ -1,8 +1,11 @@
 """Tests against a real `govhost serve`: GOVHOST_URL and GOVHOST_DATA name it
 (cmd/govhost's TestPythonClient starts one and runs these)."""
 
+import datetime
 import hashlib
+import io
 import os
+import tarfile
 import sys
 import threading
 import time
@@ -132,6 +135,38 @@ class ClientTest(unittest.TestCase):
                 self.gh.upload_module(bad)
             self.assertEqual((ctx.exception.status, ctx.exception.code), (status, code))
         self.assertEqual(self.gh.modules(), before, "a refused upload stores nothing")
+
+    def test_policies_bundle_checkpoint_and_break_glass(self):
+        policies = self.gh.policies()
+        self.assertTrue(any(p["release_state"] == "active" for p in policies))
+        pid = policies[0]["policy_id"]
+        self.assertTrue(all(p["policy_id"] == pid for p in self.gh.policy_versions(pid)))
+
+        op = Client.from_data_dir("", DATA, operator=True)
+        self.assertEqual(op.base_url, URL.rstrip("/"), "found from DATA/serve.json")
+        task = self.gh.task(actor=("agent", "py"))
+        denied = self.gh.authorize(task.id, "bash", {"command": "sudo ls"})
+        self.assertEqual(denied["decision"], "deny")
+        gate = denied["denial"]["gate_id"]
+        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5)
+        with self.assertRaises(GovhostError) as ctx:
+            self.gh.grant_exception(task.id, gate, "bash", "incident.9", expires, break_glass=True)
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (403, "forbidden"))
+        grant = op.grant_exception(task.id, gate, "bash", "incident.9", expires, issuer="bob", break_glass=True)
+        self.assertEqual(grant["issued_by"], {"kind": "operator", "id": "bob"})
+        allowed = self.gh.authorize(task.id, "bash", {"command": "sudo ls"})
+        self.assertEqual(allowed["decision"], "allow")
+        self.gh.complete(task.id, allowed["permit"]["permit_id"])
+        task.close()
+
+        b = self.gh.bundle(task.id, checkpoint=True)
+        self.assertEqual(b["certificate"]["process_grade"], "DEGRADED")
+        self.assertEqual(b["chain"][-1]["chain_hash"], b["certificate"]["evidence_chain_head"])
+        self.assertIn(task.chain_id, b["checkpoint"])
+        names = tarfile.open(fileobj=io.BytesIO(self.gh.bundle_tar(task.id, checkpoint=True))).getnames()
+        self.assertEqual(sorted(names), ["certificate.json", "chain.jsonl", "checkpoint", "policy.json"])
+        note = op.sign_checkpoint(task.chain_id)["note"]
+        self.assertIn(task.chain_id, note)
 
     def test_unreachable_server(self):
         with self.assertRaises(Unreachable):

@@ -29,6 +29,9 @@ const (
 	ReservedName   = "gate.reserved_name"
 	InvalidModule  = "gate.invalid_module"
 	LoadTimeout    = "gate.load_timeout"
+	// LoadMemory: compiling the module would need more memory than one
+	// load may use (host.WithLoadMemoryBudget).
+	LoadMemory = "gate.load_memory"
 	// Structural limits checked before compiling (host/internal/interrupt).
 	TooManyFunctions    = "gate.too_many_functions"
 	TooManyLocals       = "gate.too_many_locals"

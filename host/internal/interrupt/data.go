@@ -31,65 +31,109 @@ const maxDataGap = 64
 // ends past memory, which a merged run does exactly when one of its
 // segments did (it ends where its last one ends).
 func coalesceData(body []byte) []byte {
-	type segment struct {
-		offset uint32
-		data   []byte
+	runs, ok := planData(body)
+	if !ok {
+		return body
 	}
+	return appendData(make([]byte, 0, dataSize(runs)), runs)
+}
+
+// dataRun is one merged segment: its offset and the input segments (slices
+// of the input, not copies) it is made of, with the zero gaps between them
+// implied by their offsets.
+type dataRun struct {
+	offset uint32
+	end    uint64 // offset + merged length
+	segs   []dataSegment
+}
+
+type dataSegment struct {
+	offset uint32
+	data   []byte
+}
+
+// planData decides coalesceData's merge without copying a byte of data:
+// Instrument writes the merged section straight into its output
+// (appendData), so a module's data is copied once however large it is (a
+// 31 MiB data segment was copied three times over, and 32 concurrent loads
+// of it ran the server out of memory). ok is false when body is not of the
+// one shape coalesceData merges.
+func planData(body []byte) (runs []dataRun, ok bool) {
 	r := reader{b: body}
 	n := r.u32()
 	if r.err != nil || n < 2 || uint64(n) > uint64(len(body)) {
-		return body
+		return nil, false
 	}
-	segs := make([]segment, 0, n)
+	segs := make([]dataSegment, 0, n)
 	for i := uint32(0); i < n; i++ {
 		if r.byte() != 0x00 || r.byte() != opI32Const {
-			return body
+			return nil, false
 		}
 		at := r.i
 		v := r.s32()
 		if r.err != nil || string(appendS32(nil, v)) != string(r.b[at:r.i]) || r.byte() != opEnd {
-			return body
+			return nil, false
 		}
 		data := r.bytes(int(r.u32()))
 		off := uint64(uint32(v))
 		if r.err != nil || off+uint64(len(data)) > 1<<32 {
-			return body
+			return nil, false
 		}
-		segs = append(segs, segment{uint32(off), data})
+		segs = append(segs, dataSegment{uint32(off), data})
 	}
 	if r.i != len(body) {
-		return body
+		return nil, false
 	}
-	slices.SortStableFunc(segs, func(a, b segment) int { return cmp.Compare(a.offset, b.offset) })
+	slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.offset, b.offset) })
 	for i := 1; i < len(segs); i++ {
 		if uint64(segs[i].offset) < uint64(segs[i-1].offset)+uint64(len(segs[i-1].data)) {
-			return body // overlapping: the order of application matters
+			return nil, false // overlapping: the order of application matters
 		}
 	}
-	var runs []segment
 	// NB: the zeros written are bounded by the input's size, so that a
 	// module of many tiny segments cannot make the rewrite many times larger.
 	budget := uint64(len(body))
-	for _, s := range segs {
+	first := 0 // the index in segs of the last run's first segment
+	for i, s := range segs {
+		end := uint64(s.offset) + uint64(len(s.data))
 		if k := len(runs) - 1; k >= 0 {
 			last := &runs[k]
-			if gap := uint64(s.offset) - (uint64(last.offset) + uint64(len(last.data))); gap <= maxDataGap && gap <= budget {
+			if gap := uint64(s.offset) - last.end; gap <= maxDataGap && gap <= budget {
 				budget -= gap
-				last.data = append(last.data, make([]byte, gap)...)
-				last.data = append(last.data, s.data...)
+				last.segs, last.end = segs[first:i+1], end
 				continue
 			}
 		}
-		// NB: a copy, so that appending to a run never writes into body.
-		runs = append(runs, segment{s.offset, append([]byte(nil), s.data...)})
+		first = i
+		runs = append(runs, dataRun{offset: s.offset, end: end, segs: segs[i : i+1]})
 	}
-	out := appendU32(make([]byte, 0, len(body)), uint32(len(runs)))
-	for _, s := range runs {
-		out = append(out, 0x00, opI32Const)
-		out = appendS32(out, int32(s.offset))
-		out = append(out, opEnd)
-		out = appendU32(out, uint32(len(s.data)))
-		out = append(out, s.data...)
+	return runs, true
+}
+
+// dataSize is the size of the section body appendData writes for runs.
+func dataSize(runs []dataRun) int {
+	n := len(appendU32(nil, uint32(len(runs))))
+	for _, run := range runs {
+		length := run.end - uint64(run.offset)
+		n += 2 + len(appendS32(nil, int32(run.offset))) + 1 + len(appendU32(nil, uint32(length))) + int(length)
 	}
-	return out
+	return n
+}
+
+// appendData appends the data section body of runs to dst.
+func appendData(dst []byte, runs []dataRun) []byte {
+	dst = appendU32(dst, uint32(len(runs)))
+	for _, run := range runs {
+		dst = append(dst, 0x00, opI32Const)
+		dst = appendS32(dst, int32(run.offset))
+		dst = append(dst, opEnd)
+		dst = appendU32(dst, uint32(run.end-uint64(run.offset)))
+		at := uint64(run.offset)
+		for _, s := range run.segs {
+			dst = append(dst, make([]byte, uint64(s.offset)-at)...) // the gap's zeros
+			dst = append(dst, s.data...)
+			at = uint64(s.offset) + uint64(len(s.data))
+		}
+	}
+	return dst
 }

@@ -89,6 +89,9 @@ type Result struct {
 	MemoryMinPages uint64
 	// TableEntries is the sum of the declared minimum sizes of its tables.
 	TableEntries uint64
+	// DataBytes and CodeBytes are the sizes of the input's data and code
+	// sections: what the host's load memory budget is estimated from.
+	DataBytes, CodeBytes uint64
 	// HasStart reports a start section, now exported as StartExport.
 	HasStart bool
 	// MutableGlobals are the indices of the module's own mutable globals,
@@ -231,11 +234,16 @@ func Instrument(wasm []byte, opts Options) (*Result, error) {
 	for _, s := range sections {
 		switch s.id {
 		case secData:
-			if dataCount || rw.indexesData {
+			m.res.DataBytes = uint64(len(s.body))
+			runs, ok := planData(s.body)
+			if dataCount || rw.indexesData || !ok {
 				emit(secData, s.body)
-			} else {
-				emit(secData, coalesceData(s.body))
+				break
 			}
+			// NB: straight into out: the data is copied once (planData).
+			out = append(out, secData)
+			out = appendU32(out, uint32(dataSize(runs)))
+			out = appendData(out, runs)
 		case secType:
 			emit(secType, m.typeSection(s.body))
 		case secFunction:
@@ -258,6 +266,7 @@ func Instrument(wasm []byte, opts Options) (*Result, error) {
 		case secStart:
 			// Dropped: exported as StartExport instead.
 		case secCode:
+			m.res.CodeBytes = uint64(len(s.body))
 			emit(secCode, code)
 		default:
 			emit(s.id, s.body)

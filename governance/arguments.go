@@ -1,0 +1,137 @@
+package governance
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// ErrArgumentsNotObject refuses a call whose arguments are not a JSON object.
+var ErrArgumentsNotObject = errors.New("governance: tool arguments must be a JSON object")
+
+// Arguments is the canonical copy of a call's arguments that gates see:
+// parsed once, encoded once, hashed once per version. Every edge (HTTP,
+// hooks, MCP) and the controller share it, so a request's arguments are
+// decoded and hashed once. Build it with ParseArguments; treat it as
+// read-only.
+type Arguments struct {
+	// Value is the argument object, numbers as json.Number.
+	Value map[string]any
+	// Order lists the keys in the caller's order.
+	Order []string
+	// Canonical is the canonical JSON text (float literals, which evidence
+	// never holds, kept as written).
+	Canonical []byte
+	// Digest is the sha256 of Canonical.
+	Digest string
+}
+
+// ParseArguments decodes a call's argument object, keeping the caller's
+// key order and exact numbers. Empty input means {}.
+func ParseArguments(raw json.RawMessage) (Arguments, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	obj, order, err := ParseObject(raw)
+	if errors.Is(err, ErrNotObject) {
+		return Arguments{}, ErrArgumentsNotObject
+	}
+	if err != nil {
+		return Arguments{}, fmt.Errorf("governance: tool arguments: %w", err)
+	}
+	return NewArguments(obj, order)
+}
+
+// NewArguments canonicalises and hashes an argument object already
+// decoded (numbers as json.Number); order is the caller's key order.
+func NewArguments(obj map[string]any, order []string) (Arguments, error) {
+	text, err := canonicalArguments(obj)
+	if err != nil {
+		return Arguments{}, err
+	}
+	return Arguments{Value: obj, Order: order, Canonical: text, Digest: SHA256Hex(text)}, nil
+}
+
+// canonicalArguments encodes arguments canonically. Arguments are transient,
+// not evidence (ADR-0087 D4), so unlike payloads they may hold floats: a
+// float literal is kept exactly as the caller wrote it.
+func canonicalArguments(obj map[string]any) ([]byte, error) {
+	text, err := Canonical(obj)
+	if err == nil {
+		return text, nil
+	}
+	if !errors.Is(err, ErrNotCanonical) {
+		return nil, err
+	}
+	raw, merr := json.Marshal(obj)
+	if merr != nil {
+		return nil, fmt.Errorf("governance: tool arguments: %w", err)
+	}
+	// encoding/json sorts map keys and keeps json.Number literals verbatim.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// WithReplacement returns the arguments a transform gate produced, keeping
+// the previous key order for keys that remain and appending new ones
+// sorted.
+func (a Arguments) WithReplacement(raw json.RawMessage) (Arguments, error) {
+	v, err := ParseJSON(raw)
+	if err != nil {
+		return Arguments{}, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return Arguments{}, ErrArgumentsNotObject
+	}
+	order := make([]string, 0, len(obj))
+	kept := map[string]bool{}
+	for _, k := range a.Order {
+		if _, ok := obj[k]; ok {
+			order = append(order, k)
+			kept[k] = true
+		}
+	}
+	var added []string
+	for k := range obj {
+		if !kept[k] {
+			added = append(added, k)
+		}
+	}
+	sort.Strings(added)
+	return NewArguments(obj, append(order, added...))
+}
+
+// FieldNames returns the argument names sorted: evidence records names,
+// never values.
+func (a Arguments) FieldNames() []string {
+	names := make([]string, 0, len(a.Value))
+	for k := range a.Value {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ForCallable decodes the arguments the way encoding/json would for a Go
+// tool: numbers as float64.
+func (a Arguments) ForCallable() (map[string]any, error) {
+	var out map[string]any
+	if err := json.Unmarshal(a.Canonical, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -122,7 +122,7 @@ func BenchmarkControllerOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		args, err := controller.ParseArguments(benchArgs)
+		args, err := governance.ParseArguments(benchArgs)
 		if err != nil {
 			b.Fatal(err)
 		}

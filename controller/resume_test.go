@@ -35,7 +35,7 @@ func (s *dyingStore) Append(ctx context.Context, r governance.EvidenceRecord) (g
 
 // TestResumeTask_ContinuesAfterARestart: a task of a controller that died
 // with one call completed, one authorized and never reported and one
-// whose gates were still deciding continues in a second controller on the
+// whose approver was still deciding continues in a second controller on the
 // same stores — same task and chain; the lost permit's call is failed
 // outcome_lost, the undecided one denied controller.interrupted; the
 // permit from before is refused; new calls run; the task closes once and
@@ -46,19 +46,23 @@ func TestResumeTask_ContinuesAfterARestart(t *testing.T) {
 	dying := &dyingStore{Store: mem}
 	deciding := make(chan struct{})
 	release := make(chan struct{})
-	// "slow" is held for an approver; the process dies while it waits.
+	// The undecided call waits on an approver: its records so far are
+	// applied before the wait (a call interrupted inside a gate, before its
+	// one pre-call batch, leaves no record and needs no terminal one).
 	slow := &fakeGate{fn: func(_ context.Context, in abi.GateInput) (abi.GateOutput, error) {
 		if string(in.Arguments) == `{"command":"slow"}` {
 			return abi.GateOutput{Decision: abi.DecisionRequireApproval, ReasonCode: "ask"}, nil
 		}
 		return abi.GateOutput{Decision: abi.DecisionAllow, ReasonCode: "ok"}, nil
 	}}
-	held := func(context.Context, controller.ApprovalRequest) (controller.ApprovalDecision, error) {
-		close(deciding)
-		<-release
-		return controller.ApprovalDecision{Decision: abi.DecisionAllow}, nil
+	approver := func(c *controller.Config) {
+		c.Approvals = func(context.Context, controller.ApprovalRequest) (controller.ApprovalDecision, error) {
+			close(deciding)
+			<-release
+			return controller.ApprovalDecision{Decision: abi.DecisionAllow}, nil
+		}
 	}
-	before := newEnvWithStore(t, dying, []binding{hard("guard", slow)}, func(c *controller.Config) { c.Approvals = held })
+	before := newEnvWithStore(t, dying, []binding{hard("guard", slow)}, approver)
 	actor := &governance.ActorRef{Kind: "agent", ID: "claude:s1"}
 	task, err := before.ctl.OpenTask(ctx, controller.TaskOptions{PolicyID: before.snap.PolicyID(), Version: before.snap.Version(), Actor: actor, Workspace: "/work/project"})
 	require.NoError(t, err)

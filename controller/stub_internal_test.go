@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/policy"
 )
 
 var errStub = errors.New("stub policy store")
@@ -24,4 +25,8 @@ func (governanceStoreStub) Activate(context.Context, uuid.UUID, string, *governa
 func (governanceStoreStub) Bind(context.Context, governance.PolicyBinding) error { return errStub }
 func (governanceStoreStub) Resolve(context.Context, string, string) (governance.PolicySnapshot, error) {
 	return governance.PolicySnapshot{}, errStub
+}
+func (governanceStoreStub) Unbind(context.Context, policy.Unbinding) (int, error) { return 0, errStub }
+func (governanceStoreStub) Bindings(context.Context) ([]governance.PolicyBinding, error) {
+	return nil, errStub
 }

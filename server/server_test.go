@@ -248,17 +248,25 @@ func TestAPI_DecisionEventStream(t *testing.T) {
 	res, err := e.client.Authorize(ctx, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "bash", Arguments: args(map[string]any{"command": "rm -rf /srv/secret-place"}), AgentName: "coder"}})
 	require.NoError(t, err)
 	require.Equal(t, api.DecisionDeny, res.Decision)
+	// NB: this task's event: other tests' verdicts share the stream.
 	buf := make([]byte, 0, 4096)
 	chunk := make([]byte, 1024)
-	for !strings.Contains(string(buf), "\n\n") {
-		n, err := resp.Body.Read(chunk)
-		require.NoError(t, err)
-		buf = append(buf, chunk[:n]...)
-	}
-	data, ok := strings.CutPrefix(strings.TrimSpace(string(buf)), "event: decision\ndata: ")
-	require.True(t, ok, string(buf))
 	var ev api.DecisionEvent
-	require.NoError(t, json.Unmarshal([]byte(data), &ev))
+	var data string
+	for ev.TaskID != task.TaskID {
+		for !strings.Contains(string(buf), "\n\n") {
+			n, err := resp.Body.Read(chunk)
+			require.NoError(t, err)
+			buf = append(buf, chunk[:n]...)
+		}
+		first, rest, _ := strings.Cut(string(buf), "\n\n")
+		buf = []byte(rest)
+		var ok bool
+		data, ok = strings.CutPrefix(strings.TrimSpace(first), "event: decision\ndata: ")
+		require.True(t, ok, first)
+		ev = api.DecisionEvent{}
+		require.NoError(t, json.Unmarshal([]byte(data), &ev))
+	}
 	require.Equal(t, api.VerdictDeny, ev.Verdict)
 	require.Equal(t, res.Denial.ReasonCode, ev.ReasonCode)
 	require.Equal(t, task.TaskID, ev.TaskID)

@@ -34,8 +34,9 @@ const (
 	testAgentToken = "fedcba9876543210fedcba9876543210-agent-token"
 )
 
-// testOperatorToken is the shared server's operator token.
-const testOperatorToken = "fedcba9876543210fedcba9876543210-operator"
+// testOperatorToken is the shared server's operator token: testToken (the
+// tests act as the operator unless they are about roles).
+const testOperatorToken = testToken
 
 // testMaxModule bounds module uploads in the tests' servers (the default,
 // 32 MiB, would make the oversize case slow to send).
@@ -87,6 +88,8 @@ type env struct {
 	srv    *server.Server
 	http   *httptest.Server
 	client *client.Client
+	// agent is a client with the agents' token.
+	agent *client.Client
 	// operator is a client with the operator token.
 	operator *client.Client
 	// modules is the engine's module folder.
@@ -129,6 +132,8 @@ func openEnv(t testing.TB, validate bool) *env {
 	e.client, err = client.New(e.http.URL, client.Token(testToken))
 	require.NoError(t, err)
 	e.operator, err = client.New(e.http.URL, client.Token(testOperatorToken))
+	require.NoError(t, err)
+	e.agent, err = client.New(e.http.URL, client.Token(testAgentToken))
 	require.NoError(t, err)
 	e.close = func() {
 		srv.Shutdown()

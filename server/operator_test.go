@@ -127,7 +127,7 @@ func TestAPI_CheckpointNeedsTheOperatorToken(t *testing.T) {
 	e := sharedEnv(t)
 	ctx := context.Background()
 	closed := closedTask(t, e)
-	_, err := e.client.SignCheckpoint(ctx, closed.ChainID)
+	_, err := e.agent.SignCheckpoint(ctx, closed.ChainID)
 	requireCode(t, err, http.StatusForbidden, "forbidden")
 	cp, err := e.operator.SignCheckpoint(ctx, closed.ChainID)
 	require.NoError(t, err)
@@ -157,7 +157,7 @@ func TestAPI_BreakGlassExcusesAHardDeny(t *testing.T) {
 	gate := res.Denial.GateID
 
 	req := api.ExceptionRequest{GateID: gate, ToolID: "bash", ReasonCode: "incident.42", ExpiresAt: time.Now().Add(time.Hour)}
-	_, err = e.client.BreakGlass(ctx, task.TaskID, req)
+	_, err = e.agent.BreakGlass(ctx, task.TaskID, req)
 	requireCode(t, err, http.StatusForbidden, "forbidden")
 	_, err = e.operator.BreakGlass(ctx, task.TaskID, api.ExceptionRequest{GateID: gate, ToolID: "bash", ReasonCode: "incident.42"})
 	requireCode(t, err, http.StatusBadRequest, "invalid_request")

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/api"
-	"github.com/govhost/govhost/service"
 )
 
 // send posts body to path with token ("" for none) and returns the status
@@ -42,6 +42,15 @@ func errorCode(t *testing.T, body []byte) string {
 	return eb.Error.Code
 }
 
+// globalVersion is the policy id and version bound globally.
+func (e *env) globalVersion(t *testing.T) (string, string) {
+	t.Helper()
+	bs, err := e.client.Bindings(context.Background(), "global", "")
+	require.NoError(t, err)
+	require.Len(t, bs, 1)
+	return bs[0].PolicyID.String(), bs[0].PolicyVersion
+}
+
 // destructivePolicy is a valid policy file with a fresh id.
 func destructivePolicy() (uuid.UUID, string) {
 	id := uuid.New()
@@ -60,7 +69,8 @@ func TestRoles_TheAgentsTokenCannotChangeWhatGoverns(t *testing.T) {
 
 	id, file := destructivePolicy()
 	versions := fmt.Sprintf("/v1/policies/%s/versions/1", id)
-	defaultVersion := fmt.Sprintf("/v1/policies/%s/versions/%s", service.DefaultPolicyID, service.DefaultPolicyVersion)
+	defaultID, defaultV := e.globalVersion(t)
+	defaultVersion := fmt.Sprintf("/v1/policies/%s/versions/%s", defaultID, defaultV)
 	for _, c := range []struct{ path, body string }{
 		{"/v1/policies", file},
 		{versions + "/activate", ""},
@@ -95,7 +105,8 @@ func TestBind_ASecondVersionOnAScopeIsRefusedAndUnbindReplacesIt(t *testing.T) {
 	e := sharedEnv(t)
 	id, file := destructivePolicy()
 	versions := fmt.Sprintf("/v1/policies/%s/versions/1", id)
-	defaultVersion := fmt.Sprintf("/v1/policies/%s/versions/%s", service.DefaultPolicyID, service.DefaultPolicyVersion)
+	defaultID, defaultV := e.globalVersion(t)
+	defaultVersion := fmt.Sprintf("/v1/policies/%s/versions/%s", defaultID, defaultV)
 
 	status, body := e.send(t, "POST", "/v1/policies", file, testToken)
 	require.Equal(t, http.StatusCreated, status, string(body))
@@ -104,7 +115,7 @@ func TestBind_ASecondVersionOnAScopeIsRefusedAndUnbindReplacesIt(t *testing.T) {
 	status, body = e.send(t, "POST", versions+"/bind", `{"scope":"global"}`, testToken)
 	require.Equal(t, http.StatusConflict, status, string(body))
 	require.Equal(t, "bind_ambiguous", errorCode(t, body))
-	require.Contains(t, string(body), service.DefaultPolicyID.String()+"@"+service.DefaultPolicyVersion)
+	require.Contains(t, string(body), defaultID+"@"+defaultV)
 	require.Contains(t, string(body), id.String()+"@1")
 	status, body = e.send(t, "POST", "/v1/tasks", "{}", testAgentToken)
 	require.Equal(t, http.StatusCreated, status, "tasks still open: %s", body)

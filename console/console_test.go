@@ -422,7 +422,7 @@ func TestDecisionEvents_VerdictsAndSlowReadersDropped(t *testing.T) {
 	// 300 more verdicts: the reader that never reads is dropped (its
 	// channel closes); the calls all finished.
 	for i := 0; i < 300; i++ {
-		_, err := e.svc.Authorize(ctx, e.task.TaskID, service.AuthorizeRequest{Tool: "reader", Arguments: json.RawMessage(`{"path":"README.md"}`)})
+		_, err := e.svc.Authorize(ctx, e.task.TaskID, service.AuthorizeRequest{Tool: "reader", Operation: "read_file", Arguments: json.RawMessage(`{"path":"README.md"}`)})
 		require.NoError(t, err)
 		if i < 200 {
 			<-events

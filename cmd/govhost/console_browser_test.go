@@ -146,14 +146,15 @@ func TestConsole_InARealBrowser(t *testing.T) {
 		chromedp.Navigate(s.url+"/ui/#decisions"),
 		chromedp.WaitVisible(chromedp.Search(`//span[@id="live" and contains(., "live")]`)),
 	))
-	allowed, err := s.client.Authorize(bg, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "reader", Arguments: json.RawMessage(`{"path":"README.md"}`), AgentName: "reviewer"}})
+	allowed, err := s.client.Authorize(bg, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "reader", Operation: "read_file", Arguments: json.RawMessage(`{"path":"README.md"}`), AgentName: "reviewer"}})
 	require.NoError(t, err)
 	require.NoError(t, s.client.Complete(bg, task.TaskID, api.CompleteRequest{PermitID: allowed.Permit.PermitID}))
-	_, err = s.client.Authorize(bg, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "bash", Arguments: json.RawMessage(`{"command":"sudo reboot"}`), AgentName: "coder", RunID: "run-42"}})
+	secret, err := s.client.Authorize(bg, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "reader", Operation: "read_file", Arguments: json.RawMessage(`{"path":"/root/.ssh/id_ed25519"}`), AgentName: "coder", RunID: "run-42"}})
 	require.NoError(t, err)
+	require.Equal(t, api.DecisionDeny, secret.Decision)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(`#decision-rows tr[data-verdict="allow"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//tr[@data-verdict="deny"]/td[contains(., "permission")]`)),
+		chromedp.WaitVisible(chromedp.Search(`//tr[@data-verdict="deny"]/td[contains(., "destructive")]`)),
 	))
 	shoot(t, ctx, shots, "decisions")
 	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#f-verdict"), "deny")))

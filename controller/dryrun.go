@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/governance"
@@ -30,8 +31,10 @@ type DryRunGate struct {
 	GateID string
 	Level  governance.GateLevel
 	Output abi.GateOutput
-	// Err is the gate's failure (its Output then denies as the controller
-	// would: control.evaluator_error).
+	// Err is the gate's failure. Its Output then denies with the failure's
+	// own code when the error carries one (a host guest error: gate.timeout,
+	// gate.trap, …), else control.evaluator_error; a governed call records
+	// control.evaluator_error either way.
 	Err error
 }
 
@@ -91,9 +94,20 @@ func dryRunGate(ctx context.Context, gates GateProvider, b governance.Executable
 	}
 	if err != nil {
 		g.Err = err
-		g.Output = abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: ReasonEvaluatorError}
+		g.Output = abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: failureCode(err)}
 	}
 	return g
+}
+
+// failureCode is a gate failure's own reason code when the error carries
+// one (ReasonCode() string, as host.GuestError has), else
+// control.evaluator_error.
+func failureCode(err error) string {
+	var coded interface{ ReasonCode() string }
+	if errors.As(err, &coded) && coded.ReasonCode() != "" {
+		return coded.ReasonCode()
+	}
+	return ReasonEvaluatorError
 }
 
 func (r *DryRunResult) combine() {

@@ -92,6 +92,10 @@ func (e *GuestError) Error() string {
 // context.Canceled for gate.canceled, and nil otherwise.
 func (e *GuestError) Unwrap() error { return e.cause }
 
+// ReasonCode is the guest failure's code (gate.timeout, gate.trap, …), for
+// callers that report it without importing host (a dry run, govhost eval).
+func (e *GuestError) ReasonCode() string { return e.Code }
+
 // DigestMismatchError refuses a module whose bytes do not hash to the
 // expected digest.
 type DigestMismatchError struct {

@@ -234,7 +234,7 @@ func TestAPI_DecisionEventStream(t *testing.T) {
 	e := sharedEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for _, token := range []string{"", testToken} {
+	for _, token := range []string{"", testAgentToken} {
 		req, _ := http.NewRequestWithContext(ctx, "GET", e.http.URL+"/v1/decisions/events", nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)

@@ -162,6 +162,10 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// consoleHome is the console's page (a directory-style path: its pages and
+// assets are relative to it, and its session cookie's Path is /ui/).
+const consoleHome = "/ui/"
+
 // SetReady marks the stores and gates loaded.
 func (s *Server) SetReady() { s.ready.Store(true) }
 
@@ -172,10 +176,11 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveCanonic
 // (//v1/tasks, /v1/modules/../token, /v1/tasks/) with a JSON 404 before
 // authentication, instead of http.ServeMux's redirect to the cleaned path
 // with an HTML body: a client is told the path it sent does not exist, and
-// nothing is served at a path other than the one asked for.
+// nothing is served at a path other than the one asked for. The one path
+// with a trailing slash is the console's home, consoleHome.
 func (s *Server) serveCanonical(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.EscapedPath()
-	if p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != p) || strings.Contains(p, "%2f") || strings.Contains(p, "%2F") {
+	if p == "" || p[0] != '/' || (p != "/" && p != consoleHome && path.Clean(p) != p) || strings.Contains(p, "%2f") || strings.Contains(p, "%2F") {
 		s.writeError(w, r, refuse(codeNotFound, "no route "+r.Method+" "+p+" (paths are matched exactly: no //, no .., no trailing /)"))
 		return
 	}

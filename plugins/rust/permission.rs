@@ -2593,7 +2593,43 @@ pub extern "C" fn gate_config_error() -> i64 {
     unsafe { gatekit::pack(LAST_CONFIG_ERROR.as_bytes()) }
 }
 
+// NB: a native test build (`make plugins-test`) has no Wasm start-up to export.
+#[cfg(not(test))]
 export_gate!(
     Permission,
     r#"{"name":"permission","version":"1.0.0","summary":"LionAGI PermissionPolicy and AgentLane grant and side-effect approval policies"}"#
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member<'d>(doc: &'d Doc, obj: u32, key: &str) -> Option<&'d str> {
+        members(doc, obj).iter().find(|(k, _)| k == key).and_then(|(_, v)| match doc.node(*v) {
+            Node::Str(s) => Some(s.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// Every refused configuration of plugins/permission/testdata/config_errors.json
+    /// is refused with exactly its error text (field path and problem).
+    #[test]
+    fn config_error_table() {
+        let raw = include_str!("../permission/testdata/config_errors.json");
+        let doc = Doc::parse(raw.as_bytes()).expect("the table is JSON");
+        let cases = match doc.get("cases").map(|id| doc.node(id)) {
+            Some(Node::Arr(v)) => v.clone(),
+            _ => panic!("the table has no cases"),
+        };
+        assert!(cases.len() > 50, "the table lost its rows");
+        for id in cases {
+            let name = member(&doc, id, "name").unwrap_or("?");
+            let config = member(&doc, id, "config").expect("a config");
+            let want = member(&doc, id, "error").expect("an error");
+            match build(config.as_bytes()) {
+                Ok(_) => panic!("{}: {} accepted", name, config),
+                Err(e) => assert_eq!(e.text(), want, "{}", name),
+            }
+        }
+    }
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,11 @@ type differ struct {
 func (d *differ) load(t testing.TB) {
 	d.once.Do(func() {
 		ctx := context.Background()
-		d.h, d.err = host.New(ctx, host.NewConfig().WithPoolSize(1))
+		// NB: a compilation cache on disk: the host is recycled every
+		// maxGates configurations, and recompiling the module each time
+		// stalled the fuzzer for seconds under load.
+		cache := filepath.Join(os.TempDir(), "govhost-differential-"+d.name)
+		d.h, d.err = host.New(ctx, host.NewConfig().WithPoolSize(1).WithCompilationCacheDir(cache))
 		if d.err != nil {
 			return
 		}

@@ -64,9 +64,12 @@ RUST_GATE_WASM = $(RUSTC_GATE) --edition 2021 --target wasm32-wasi --crate-type 
 	-C codegen-units=1 -C strip=symbols --remap-path-prefix=$(CURDIR)=.
 
 # plugins: the built-in gates (embedded by plugins/builtin) and the example gate.
+# SHA256SUMS: the built-ins' digests, embedded beside them (issue 26: no
+# hashing at start; plugins-check diffs it with the modules).
 plugins:
 	for g in $(RUST_GATES); do $(RUST_GATE_WASM) -o plugins/builtin/$$g.wasm plugins/rust/$$g.rs || exit 1; done
 	for g in $(GO_GATES); do $(WASM_GO) -o plugins/builtin/$$g.wasm ./plugins/$$g/wasm || exit 1; done
+	cd plugins/builtin && sha256sum $(addsuffix .wasm,$(BUILTIN_GATES)) | LC_ALL=C sort -k2 > SHA256SUMS
 	$(WASM_GO) -o $(WASM_OUT)/toolgate.wasm ./examples/toolgate
 
 # gates-differential: each Rust built-in gate against the Go implementation

@@ -32,8 +32,6 @@ type demoStep struct {
 	tool, operation, args string
 }
 
-func init() { register("", newDemoCmd) }
-
 // newDemoCmd runs a governed agent session on the embedded default: it
 // activates a workspace policy, runs a short agent session with an
 // approver, verifies the evidence chain and mints the task's certificate.

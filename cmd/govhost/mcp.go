@@ -22,8 +22,6 @@ import (
 	"github.com/govhost/govhost/server/client"
 )
 
-func init() { register("", newMCPCmd) }
-
 type mcpFlags struct {
 	name, mapFile, policyFile, policyID, version, resource string
 	approve                                                string

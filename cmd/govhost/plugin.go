@@ -53,12 +53,6 @@ type smokeResult struct {
 	Micros     int64  `json:"micros"`
 }
 
-func init() {
-	register("", func() *cobra.Command {
-		return newGroupCmd("plugin", "Check gate modules", newPluginCheckCmd())
-	})
-}
-
 // newPluginCheckCmd is `govhost plugin check FILE.wasm`: it loads the
 // module, reports its ABI kind and version, exports and sha256, evaluates
 // the built-in smoke inputs, and exits 0 for a valid gate, 1 for an invalid

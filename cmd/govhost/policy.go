@@ -24,13 +24,6 @@ import (
 	"github.com/govhost/govhost/server/client"
 )
 
-func init() {
-	register("", func() *cobra.Command {
-		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, unbind, list, resolve, show, template",
-			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyUnbindCmd(), newPolicyListCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
-	})
-}
-
 // Every policy subcommand prints one JSON object on success and exits 0; a
 // refusal by the policy rules (invalid file, conflict, failed activation,
 // missing or ambiguous policy) exits 1; bad flags or an unreadable file

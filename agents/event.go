@@ -31,6 +31,8 @@ type Event struct {
 	// reading ToolInput again. Nil on an event Peek read or one built by
 	// hand.
 	input *toolInput
+	// inputField names ToolInput's field, for messages.
+	inputField string
 	// ToolUseID is the agent's id of the tool call, when it sends one
 	// (Claude Code, Codex, Cursor's preToolUse); see CorrelationKey.
 	ToolUseID string
@@ -106,24 +108,39 @@ func readPayload(body []byte) (payload, error) {
 // KindObserve. A tool event's input is decoded here, once: Request and
 // CorrelationKey work on what Decode read.
 func (d *Dialect) Decode(event string, body []byte) (Event, error) {
-	return d.read(event, body, true)
+	ev, err := d.read(event, body)
+	if err == nil && ev.ToolInput != nil {
+		ev.input, err = decodeToolInput(ev.inputField, ev.ToolInput)
+	}
+	if err != nil {
+		return Event{}, d.tag(err)
+	}
+	return ev, nil
 }
 
 // Peek reads body as Decode does, except that a tool event's input is
 // checked to be a JSON object but not decoded. The command hook reads its
 // input with Peek to name the event, and to answer for it when the
-// sidecar cannot; the sidecar decodes the arguments, once.
+// sidecar cannot; the sidecar decodes the arguments, once. (Peek does not
+// reach governance's JSON reader, so govhost-hook does not link it.)
 func (d *Dialect) Peek(event string, body []byte) (Event, error) {
-	return d.read(event, body, false)
-}
-
-func (d *Dialect) read(event string, body []byte, decodeInput bool) (Event, error) {
-	p, err := readPayload(body)
+	ev, err := d.read(event, body)
+	if err == nil && ev.ToolInput != nil && !isObjectText(ev.ToolInput) {
+		err = &MalformedError{Reason: "field " + ev.inputField + " must be a JSON object"}
+	}
 	if err != nil {
 		return Event{}, d.tag(err)
 	}
-	ev, err := d.decode(event, p, decodeInput)
-	return ev, d.tag(err)
+	return ev, nil
+}
+
+// read is Decode up to a tool event's input, left as text.
+func (d *Dialect) read(event string, body []byte) (Event, error) {
+	p, err := readPayload(body)
+	if err != nil {
+		return Event{}, err
+	}
+	return d.decode(event, p)
 }
 
 func (d *Dialect) tag(err error) error {
@@ -136,7 +153,7 @@ func (d *Dialect) tag(err error) error {
 	return err
 }
 
-func (d *Dialect) decode(hint string, p payload, decodeInput bool) (Event, error) {
+func (d *Dialect) decode(hint string, p payload) (Event, error) {
 	format, name, err := d.format(hint, p)
 	if err != nil {
 		return Event{}, err
@@ -168,7 +185,7 @@ func (d *Dialect) decode(hint string, p payload, decodeInput bool) (Event, error
 	if ev.Kind == KindSessionStart || ev.Kind == KindSessionEnd {
 		return ev, nil
 	}
-	if err := d.decodeTool(&ev, p, f, decodeInput); err != nil {
+	if err := d.decodeTool(&ev, p, f); err != nil {
 		return Event{}, err
 	}
 	switch {
@@ -233,7 +250,7 @@ func (d *Dialect) format(hint string, p payload) (Format, string, error) {
 	return Format{}, "", &MissingFieldError{Field: first(d.Formats[0].Fields.Event)}
 }
 
-func (d *Dialect) decodeTool(ev *Event, p payload, f Fields, decodeInput bool) error {
+func (d *Dialect) decodeTool(ev *Event, p payload, f Fields) error {
 	spec := ev.spec
 	key := "tool_input"
 	if spec.Tool != "" {
@@ -264,15 +281,7 @@ func (d *Dialect) decodeTool(ev *Event, p payload, f Fields, decodeInput bool) e
 			return err
 		}
 	}
-	if decodeInput {
-		in, err := decodeToolInput(key, ev.ToolInput)
-		if err != nil {
-			return err
-		}
-		ev.input = in
-	} else if !isObjectText(ev.ToolInput) {
-		return &MalformedError{Reason: "field " + key + " must be a JSON object"}
-	}
+	ev.inputField = key
 	if spec.MCPServerless {
 		ev.ToolName = MCPToolID("", ev.ToolName)
 	}

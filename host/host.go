@@ -373,7 +373,7 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module
 		_ = cm.Close(ctx)
 		return nil, err
 	}
-	m := &Module{host: h, digest: digest, kind: kind, size: len(wasm), exports: exportNames(cm)}
+	m := &Module{host: h, digest: digest, kind: kind, size: len(wasm), exports: exportNames(cm), compiledBytes: compiledBytesOf(res)}
 	switch kind {
 	case KindNative:
 		ex, err := native.Check(cm, uint32(h.cfg.memoryPages))

@@ -11,14 +11,31 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
 	"github.com/govhost/govhost/policy/profiles"
 )
 
-type PolicySummary = api.PolicySummary
+// PolicySummary names a stored policy version: id, version, digest,
+// release state and how many gates it binds.
+type PolicySummary struct {
+	PolicyID     uuid.UUID
+	Version      string
+	Digest       string
+	ReleaseState string
+	GateCount    int
+}
+
+// Unbound is the answer of an unbind: how many bindings went (0 when the
+// version was not bound there).
+type Unbound struct {
+	PolicyID uuid.UUID
+	Version  string
+	Scope    governance.PolicyScope
+	Selector string
+	Removed  int
+}
 
 // SummaryOf summarises a snapshot.
 func SummaryOf(s governance.PolicySnapshot) PolicySummary {
@@ -86,18 +103,18 @@ func (s *Service) BindPolicyBy(ctx context.Context, id uuid.UUID, version string
 
 // UnbindPolicy removes a version's bindings at one scope and selector,
 // logging who did it (by); removing none is not an error.
-func (s *Service) UnbindPolicy(ctx context.Context, id uuid.UUID, version string, scope governance.PolicyScope, selector, by string) (api.Unbound, error) {
+func (s *Service) UnbindPolicy(ctx context.Context, id uuid.UUID, version string, scope governance.PolicyScope, selector, by string) (Unbound, error) {
 	u := policy.Unbinding{PolicyID: id, Version: version, Scope: scope, Selector: selector}
 	if err := u.Validate(); err != nil {
-		return api.Unbound{}, fail(CodeInvalidRequest, err)
+		return Unbound{}, fail(CodeInvalidRequest, err)
 	}
 	n, err := s.eng.Policies.Unbind(ctx, u)
 	if err != nil {
-		return api.Unbound{}, policyError(err)
+		return Unbound{}, policyError(err)
 	}
 	s.log.Info("policy unbound", slog.String("policy", id.String()+"@"+version), slog.String("scope", string(scope)),
 		slog.String("selector", selector), slog.Int("removed", n), slog.String("by", by))
-	return api.Unbound{PolicyID: id.String(), Version: version, Scope: string(scope), Selector: selector, Removed: n}, nil
+	return Unbound{PolicyID: id, Version: version, Scope: scope, Selector: selector, Removed: n}, nil
 }
 
 // Bindings lists the stored bindings; a scope (and selector) given keeps

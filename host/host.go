@@ -46,6 +46,7 @@ type Host struct {
 	compiling sync.WaitGroup // loads in progress (Add under mu, while not closed)
 	slots     chan struct{}  // one per compilation running (WithCompileLimits)
 	queued    atomic.Int64   // loads waiting for a slot
+	compiles  atomic.Int64   // Compiles
 }
 
 // New returns a Host with the given configuration, or an error wrapping
@@ -343,6 +344,7 @@ func (h *Host) lead(ctx context.Context, c *loadCall, wasm []byte, digest string
 // WithCloseOnContextDone runtime whose configuration Extism's own runtime
 // shares (so Extism's compile is a cache hit).
 func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module, error) {
+	h.compiles.Add(1)
 	extism, _ := interrupt.ImportsModule(wasm, abi.ImportModuleExtism)
 	res, err := h.instr.instrument(wasm, digest, h.cfg.interruptOptions())
 	if err != nil {

@@ -32,6 +32,10 @@ type Event struct {
 	// FailureClass is set on a failed or not-run tool: a short class,
 	// never the error text.
 	FailureClass string
+	// inputQuoted: the agent sent ToolInput as a JSON-encoded string
+	// (field inputKey), which the payload's strict check saw as text only.
+	inputQuoted bool
+	inputKey    string
 
 	spec EventSpec
 }
@@ -95,14 +99,28 @@ func readPayload(body []byte) (payload, error) {
 // when the payload does not (Copilot CLI's camelCase payloads carry no
 // event name: `govhost install` passes it as --event); a name in the
 // payload wins. Unknown fields are accepted; an undocumented event is
-// KindObserve.
+// KindObserve. An input JSON readers could read differently (a key twice,
+// invalid UTF-8, another case of a field the dialect reads) is an
+// *AmbiguousError (checkStrict).
 func (d *Dialect) Decode(event string, body []byte) (Event, error) {
+	if !utf8.Valid(body) {
+		return Event{}, d.tag(&AmbiguousError{Reason: "input is not valid UTF-8"})
+	}
 	p, err := readPayload(body)
+	if err == nil {
+		err = d.checkStrict(body, p)
+	}
 	if err != nil {
 		return Event{}, d.tag(err)
 	}
 	ev, err := d.decode(event, p)
-	return ev, d.tag(err)
+	if err == nil && ev.inputQuoted {
+		err = checkStrictInput(ev.inputKey, ev.ToolInput)
+	}
+	if err != nil {
+		return Event{}, d.tag(err)
+	}
+	return ev, nil
 }
 
 func (d *Dialect) tag(err error) error {
@@ -110,6 +128,8 @@ func (d *Dialect) tag(err error) error {
 	case *MalformedError:
 		e.Agent = d.Agent
 	case *MissingFieldError:
+		e.Agent = d.Agent
+	case *AmbiguousError:
 		e.Agent = d.Agent
 	}
 	return err
@@ -242,6 +262,8 @@ func (d *Dialect) decodeTool(ev *Event, p payload, f Fields) error {
 			return err
 		}
 		ev.ToolInput = input
+		ev.inputKey = key
+		ev.inputQuoted = len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '"'
 	}
 	if spec.MCPServerless {
 		ev.ToolName = MCPToolID("", ev.ToolName)

@@ -47,6 +47,7 @@ type Host struct {
 	compiling sync.WaitGroup // loads in progress (Add under mu, while not closed)
 	slots     chan struct{}  // one per compilation running (WithCompileLimits)
 	queued    atomic.Int64   // loads waiting for a slot
+	compiles  atomic.Int64   // Compiles
 }
 
 // New returns a Host with the given configuration, or an error wrapping
@@ -370,6 +371,7 @@ func (h *Host) lead(ctx context.Context, c *loadCall, wasm []byte, digest string
 // shares (so Extism's compile is a cache hit). verify, when not nil, checks
 // that wasm hashes to digest; it runs before the bytes are first read.
 func (h *Host) compile(ctx context.Context, wasm []byte, digest string, verify func() error) (*Module, error) {
+	h.compiles.Add(1)
 	res, err := h.instr.instrument(wasm, digest, h.cfg.interruptOptions(), verify)
 	if err != nil {
 		var mismatch *DigestMismatchError

@@ -80,20 +80,25 @@ func TestDecode_UnknownEventAskingAboutAToolFailsClosed(t *testing.T) {
 func TestDecode_Malformed(t *testing.T) {
 	d := claude(t)
 	for name, body := range map[string]string{
-		"empty":               ``,
-		"whitespace":          "  \n",
-		"array":               `[]`,
-		"string":              `"PreToolUse"`,
-		"null":                `null`,
-		"truncated":           `{"session_id":"s1","hook_event_name":"PreToolUse"`,
-		"two documents":       `{} {}`,
-		"invalid utf-8":       "{\"session_id\":\"\xff\"}",
-		"tool_input a number": `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":7}`,
-		"tool_input a list":   `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":["ls"]}`,
-		"tool_name a number":  `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":3,"tool_input":{}}`,
-		"session_id a bool":   `{"session_id":true,"hook_event_name":"PreToolUse","tool_name":"Bash"}`,
-		"event name a list":   `{"session_id":"s1","hook_event_name":["PreToolUse"]}`,
-		"tool_input bad text": `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"{not json"}`,
+		"empty":                              ``,
+		"whitespace":                         "  \n",
+		"array":                              `[]`,
+		"string":                             `"PreToolUse"`,
+		"null":                               `null`,
+		"truncated":                          `{"session_id":"s1","hook_event_name":"PreToolUse"`,
+		"two documents":                      `{} {}`,
+		"invalid utf-8":                      "{\"session_id\":\"\xff\"}",
+		"tool_input a number":                `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":7}`,
+		"tool_input a list":                  `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":["ls"]}`,
+		"tool_name a number":                 `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":3,"tool_input":{}}`,
+		"session_id a bool":                  `{"session_id":true,"hook_event_name":"PreToolUse","tool_name":"Bash"}`,
+		"event name a list":                  `{"session_id":"s1","hook_event_name":["PreToolUse"]}`,
+		"tool_input bad text":                `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"{not json"}`,
+		"tool_input a string holding a list": `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"[\"ls\"]"}`,
+		// Valid JSON no canonical form can hold: Decode, which decodes the
+		// arguments, refuses it; Peek (the command hook) leaves it to the
+		// sidecar's Decode.
+		"tool_input an unpaired surrogate": `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls \ud800"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := d.Decode("", []byte(body))
@@ -103,7 +108,47 @@ func TestDecode_Malformed(t *testing.T) {
 			require.True(t, errors.As(fmt.Errorf("wrapped: %w", err), &me))
 			require.Equal(t, agents.Claude, me.Agent)
 			require.Contains(t, err.Error(), "claude")
+			_, err = d.Peek("", []byte(body))
+			if name == "tool_input an unpaired surrogate" {
+				require.NoError(t, err)
+				return
+			}
+			require.True(t, errors.Is(err, agents.ErrMalformed), "Peek refuses what Decode refuses: %v", err)
 		})
+	}
+}
+
+// TestPeek_NamesTheEventLikeDecode: the command hook's Peek reads an
+// input as Decode does (event, kind, session, tool, correlation id), the
+// tool input left undecoded.
+func TestPeek_NamesTheEventLikeDecode(t *testing.T) {
+	for _, agent := range agents.Agents() {
+		d, err := agents.Lookup(agent)
+		require.NoError(t, err)
+		for _, event := range d.EventNames() {
+			if d.EventKind(event) != agents.KindPreTool {
+				continue
+			}
+			in, err := d.CanaryInput(event, "s", "/w")
+			require.NoError(t, err)
+			decoded, err := d.Decode(event, in)
+			require.NoError(t, err)
+			peeked, err := d.Peek(event, in)
+			require.NoError(t, err)
+			require.Equal(t, decoded.Name, peeked.Name)
+			require.Equal(t, decoded.Kind, peeked.Kind)
+			require.Equal(t, decoded.SessionID, peeked.SessionID)
+			require.Equal(t, decoded.ToolName, peeked.ToolName)
+			require.Equal(t, decoded.ToolUseID, peeked.ToolUseID)
+			require.JSONEq(t, string(decoded.ToolInput), string(peeked.ToolInput))
+			// An event Peek read still translates (its input decoded then).
+			a, errA := d.Request(decoded, nil)
+			b, errB := d.Request(peeked, nil)
+			require.Equal(t, errA, errB)
+			if errA == nil {
+				require.Equal(t, a[0].Arguments.Digest, b[0].Arguments.Digest)
+			}
+		}
 	}
 }
 

@@ -200,3 +200,30 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestHooks_ArgumentsNoCanonicalFormHolds: a tool input that is valid JSON
+// but that no canonical form can hold (an unpaired surrogate escape) is
+// refused where it is decoded, once, before anything is opened or
+// appended: 400 malformed_json over the HTTP hook route, and a block
+// through the command hook (which only peeks at its input, so the
+// sidecar's refusal is what it reports).
+func TestHooks_ArgumentsNoCanonicalFormHolds(t *testing.T) {
+	e := sharedEnv(t)
+	ws := t.TempDir()
+	in := func(id string) []byte {
+		return []byte(`{"session_id":"surrogate-` + uuid.NewString() + `","cwd":` + quote(ws) + `,"hook_event_name":"PreToolUse","tool_name":"Bash",` +
+			`"tool_input":{"command":"echo \ud800"},"tool_use_id":"` + id + `"}`)
+	}
+	before := e.records()
+	status, body := e.agentPost(t, "/v1/hooks/claude?format=command", in("toolu_1"))
+	require.Equal(t, http.StatusBadRequest, status, string(body))
+	require.Equal(t, "malformed_json", errorCode(t, body))
+	require.Contains(t, string(body), "tool_input")
+
+	var out, errs bytes.Buffer
+	exit := hookclient.Run(context.Background(), hookclient.Options{Agent: agents.Claude, URL: e.http.URL, Token: testAgentToken},
+		bytes.NewReader(in("toolu_2")), &out, &errs)
+	require.Equal(t, 2, exit, "the command hook blocks: %s", errs.String())
+	require.Contains(t, errs.String(), "malformed_json")
+	require.Equal(t, before, e.records(), "nothing is appended for an input that cannot be read")
+}

@@ -118,40 +118,6 @@ func TestDecode_Malformed(t *testing.T) {
 	}
 }
 
-// TestPeek_NamesTheEventLikeDecode: the command hook's Peek reads an
-// input as Decode does (event, kind, session, tool, correlation id), the
-// tool input left undecoded.
-func TestPeek_NamesTheEventLikeDecode(t *testing.T) {
-	for _, agent := range agents.Agents() {
-		d, err := agents.Lookup(agent)
-		require.NoError(t, err)
-		for _, event := range d.EventNames() {
-			if d.EventKind(event) != agents.KindPreTool {
-				continue
-			}
-			in, err := d.CanaryInput(event, "s", "/w")
-			require.NoError(t, err)
-			decoded, err := d.Decode(event, in)
-			require.NoError(t, err)
-			peeked, err := d.Peek(event, in)
-			require.NoError(t, err)
-			require.Equal(t, decoded.Name, peeked.Name)
-			require.Equal(t, decoded.Kind, peeked.Kind)
-			require.Equal(t, decoded.SessionID, peeked.SessionID)
-			require.Equal(t, decoded.ToolName, peeked.ToolName)
-			require.Equal(t, decoded.ToolUseID, peeked.ToolUseID)
-			require.JSONEq(t, string(decoded.ToolInput), string(peeked.ToolInput))
-			// An event Peek read still translates (its input decoded then).
-			a, errA := d.Request(decoded, nil)
-			b, errB := d.Request(peeked, nil)
-			require.Equal(t, errA, errB)
-			if errA == nil {
-				require.Equal(t, a[0].Arguments.Digest, b[0].Arguments.Digest)
-			}
-		}
-	}
-}
-
 func TestDecode_MissingFields(t *testing.T) {
 	d := claude(t)
 	for name, tc := range map[string]struct{ body, field string }{

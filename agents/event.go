@@ -42,6 +42,9 @@ type Event struct {
 	// FailureClass is set on a failed or not-run tool: a short class,
 	// never the error text.
 	FailureClass string
+	// inputQuoted: the agent sent ToolInput as a JSON-encoded string,
+	// which the payload's strict check saw as text only.
+	inputQuoted bool
 
 	spec EventSpec
 }
@@ -106,9 +109,14 @@ func readPayload(body []byte) (payload, error) {
 // event name: `govhost install` passes it as --event); a name in the
 // payload wins. Unknown fields are accepted; an undocumented event is
 // KindObserve. A tool event's input is decoded here, once: Request and
-// CorrelationKey work on what Decode read.
+// CorrelationKey work on what Decode read. An input JSON readers could read
+// differently (a key twice, invalid UTF-8, another case of a field the
+// dialect reads) is an *AmbiguousError (checkStrict).
 func (d *Dialect) Decode(event string, body []byte) (Event, error) {
-	ev, err := d.read(event, body)
+	ev, err := d.read(event, body, d.checkStrict)
+	if err == nil && ev.ToolInput != nil && ev.inputQuoted {
+		err = checkStrictInput(ev.inputField, ev.ToolInput)
+	}
 	if err == nil && ev.ToolInput != nil {
 		ev.input, err = decodeToolInput(ev.inputField, ev.ToolInput)
 	}
@@ -119,12 +127,13 @@ func (d *Dialect) Decode(event string, body []byte) (Event, error) {
 }
 
 // Peek reads body as Decode does, except that a tool event's input is
-// checked to be a JSON object but not decoded. The command hook reads its
-// input with Peek to name the event, and to answer for it when the
-// sidecar cannot; the sidecar decodes the arguments, once. (Peek does not
-// reach governance's JSON reader, so govhost-hook does not link it.)
+// checked to be a JSON object but not decoded, and the strict check of
+// duplicate keys is left to the sidecar. The command hook reads its input
+// with Peek to name the event, and to answer for it when the sidecar
+// cannot; the sidecar decodes the arguments, once. (Peek does not reach
+// governance's JSON reader, so govhost-hook does not link it.)
 func (d *Dialect) Peek(event string, body []byte) (Event, error) {
-	ev, err := d.read(event, body)
+	ev, err := d.read(event, body, nil)
 	if err == nil && ev.ToolInput != nil && !isObjectText(ev.ToolInput) {
 		err = &MalformedError{Reason: "field " + ev.inputField + " must be a JSON object"}
 	}
@@ -134,11 +143,20 @@ func (d *Dialect) Peek(event string, body []byte) (Event, error) {
 	return ev, nil
 }
 
-// read is Decode up to a tool event's input, left as text.
-func (d *Dialect) read(event string, body []byte) (Event, error) {
+// read is Decode up to a tool event's input, left as text; strict, when
+// not nil, checks the payload before it is read.
+func (d *Dialect) read(event string, body []byte, strict func([]byte, payload) error) (Event, error) {
+	if !utf8.Valid(body) {
+		return Event{}, &AmbiguousError{Reason: "input is not valid UTF-8"}
+	}
 	p, err := readPayload(body)
 	if err != nil {
 		return Event{}, err
+	}
+	if strict != nil {
+		if err := strict(body, p); err != nil {
+			return Event{}, err
+		}
 	}
 	return d.decode(event, p)
 }
@@ -148,6 +166,8 @@ func (d *Dialect) tag(err error) error {
 	case *MalformedError:
 		e.Agent = d.Agent
 	case *MissingFieldError:
+		e.Agent = d.Agent
+	case *AmbiguousError:
 		e.Agent = d.Agent
 	}
 	return err
@@ -280,6 +300,7 @@ func (d *Dialect) decodeTool(ev *Event, p payload, f Fields) error {
 		if ev.ToolInput, err = toolInputText(key, raw); err != nil {
 			return err
 		}
+		ev.inputQuoted = len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '"'
 	}
 	ev.inputField = key
 	if spec.MCPServerless {

@@ -43,6 +43,13 @@ func (h *Host) Release(ctx context.Context, m *Module) bool {
 	return true
 }
 
+// Released reports whether Release has let go of m.
+func (m *Module) Released() bool {
+	m.host.mu.Lock()
+	defer m.host.mu.Unlock()
+	return m.released
+}
+
 // CompiledBytes estimates what m holds while it is compiled: wazero's
 // decoded copy of the instrumented module (its data segments and function
 // bodies, about the instrumented size) and the machine code, counted at 4
@@ -54,6 +61,11 @@ func (m *Module) CompiledBytes() int64 { return m.compiledBytes }
 func compiledBytesOf(res *interrupt.Result) int64 {
 	return int64(len(res.Wasm)) + 4*int64(res.CodeBytes)
 }
+
+// Compiles counts the modules this host has compiled (checked,
+// instrumented and compiled, from the compilation cache or not): a Load of
+// bytes the host holds does not count, a Load after Release does.
+func (h *Host) Compiles() int64 { return h.compiles.Load() }
 
 // CheckKey names the checks Load applies to a module: the structural
 // limits, the memory cap and load memory budget, and the instrumentation

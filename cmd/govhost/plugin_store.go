@@ -21,11 +21,6 @@ import (
 	"github.com/govhost/govhost/service"
 )
 
-func init() {
-	register("plugin", newPluginAddCmd)
-	register("plugin", newPluginListCmd)
-}
-
 // newPluginAddCmd is `govhost plugin add FILE.wasm`: the same check and
 // content-addressed store as POST /v1/modules (govhost.Gates.Upload). It
 // opens only the data directory's module folder, not its stores, so it

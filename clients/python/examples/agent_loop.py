@@ -1,4 +1,4 @@
-"""An agent loop governed by a running `govhost serve`.
+r"""An agent loop governed by a running `govhost serve`.
 
     make run                                   # in another terminal
     python3 clients/python/examples/agent_loop.py [URL] [DATA_DIR]
@@ -10,8 +10,8 @@ framework would. At the end the task is closed and its certificate minted.
 The tools are named as govhost's default policy knows them ("read": read a
 file, "bash": run a command), so under `make run` it prints:
 
-    allow  read {"path": "README.md"} -> '# govhost...'
-    deny   bash {"command": "rm -rf / --no-preserve-root"}: destructive.rm_recursive_force (...)
+    allow  read {"path": "README.md"} -> "# govhost\n\ngovhost decides whether ..."
+    deny   bash {"command": "rm -rf / --no-preserve-root"}: destructive.rm_recursive_force (permission denied: ...)
     allow  bash {"command": "echo hello from a governed shell"} -> 'hello from a governed shell\n'
 
 (the default allows reads inside the task's workspace and read-only shell

@@ -1,6 +1,7 @@
 package govhost
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -43,10 +44,16 @@ type Gates struct {
 	dir  string // <dir>/<sha256>.wasm; "" keeps user modules in memory only
 
 	mu      sync.Mutex
-	loaded  map[string]*host.Module
-	loading map[string]*moduleLoad // loads in progress, by digest
-	pending map[string][]byte      // added in memory, not yet loaded
-	gates   sync.Map               // gateKey → *declaredGate: a binding's gate, resolved once
+	loaded  map[string]*loadedModule // compiled modules held (modulecache.go)
+	loading map[string]*moduleLoad   // loads in progress, by digest
+	pending map[string][]byte        // added in memory, without a folder
+	metas   map[string][]byte        // moduleMeta records, without a folder
+	// idle lists the digests of loaded modules no gate pins, most recently
+	// used first; idleBytes is their CompiledBytes, kept within idleBudget.
+	idle       *list.List
+	idleBytes  int64
+	idleBudget int64
+	gates      sync.Map // gateKey → *declaredGate: a binding's gate, resolved once
 	// declared holds every reason code a gate resolved so far declares
 	// (exact codes, and namespaces ending in "."), for the metrics' labels.
 	declared sync.Map
@@ -69,7 +76,8 @@ func NewGates(h *host.Host, dir string) (*Gates, error) {
 			return nil, fmt.Errorf("govhost: module folder: %w", err)
 		}
 	}
-	return &Gates{host: h, dir: dir, loaded: map[string]*host.Module{}, loading: map[string]*moduleLoad{}, pending: map[string][]byte{}}, nil
+	return &Gates{host: h, dir: dir, loaded: map[string]*loadedModule{}, loading: map[string]*moduleLoad{},
+		pending: map[string][]byte{}, metas: map[string][]byte{}, idle: list.New(), idleBudget: IdleModuleBytes}, nil
 }
 
 // Add makes a module available by its digest, storing it in the module
@@ -150,46 +158,58 @@ func (g *Gates) Resolver(baseDir string) policyfile.Resolver {
 	}
 }
 
-// module returns the loaded module for digest, loading and pinning it on
-// first use. Different modules load concurrently (activation asks for all
-// of a policy's at once); callers asking for a module being loaded wait for
-// that load.
-func (g *Gates) module(ctx context.Context, digest string) (*host.Module, error) {
-	g.mu.Lock()
-	if m, ok := g.loaded[digest]; ok {
-		g.mu.Unlock()
-		return m, nil
-	}
-	if l, ok := g.loading[digest]; ok {
-		g.mu.Unlock()
-		select {
-		case <-l.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+// module returns the compiled module for digest, loading it on first use
+// (and again after it was released), and records it as the most recently
+// used; pin also pins it for a gate (keep), which the caller undoes with
+// unpin when no gate is made. Different modules load concurrently
+// (activation asks for all of a policy's at once); callers asking for a
+// module being loaded wait for that load.
+func (g *Gates) module(ctx context.Context, digest string, pin bool) (*host.Module, error) {
+	for {
+		g.mu.Lock()
+		if e, ok := g.loaded[digest]; ok {
+			m := g.keep(digest, e.m, pin)
+			g.mu.Unlock()
+			return m, nil
 		}
-		if l.err != nil && ctx.Err() == nil && (errors.Is(l.err, context.Canceled) || errors.Is(l.err, context.DeadlineExceeded)) {
-			return g.module(ctx, digest) // the loader's context ended, not ours
+		if l, ok := g.loading[digest]; ok {
+			g.mu.Unlock()
+			select {
+			case <-l.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if l.err == nil || ctx.Err() == nil && (errors.Is(l.err, context.Canceled) || errors.Is(l.err, context.DeadlineExceeded)) {
+				continue // loaded (take it from loaded), or the loader's context ended, not ours
+			}
+			return nil, l.err
 		}
-		return l.m, l.err
-	}
-	wasm, err := g.bytes(digest)
-	if err != nil {
+		wasm, err := g.bytes(digest)
+		if err != nil {
+			g.mu.Unlock()
+			return nil, err
+		}
+		l := &moduleLoad{done: make(chan struct{})}
+		g.loading[digest] = l
 		g.mu.Unlock()
-		return nil, err
-	}
-	l := &moduleLoad{done: make(chan struct{})}
-	g.loading[digest] = l
-	g.mu.Unlock()
 
-	l.m, l.err = g.loader(digest)(ctx, wasm, digest)
-	g.mu.Lock()
-	delete(g.loading, digest)
-	if l.err == nil {
-		g.loaded[digest] = l.m
+		m, err := g.loader(digest)(ctx, wasm, digest)
+		g.mu.Lock()
+		delete(g.loading, digest)
+		if err == nil {
+			m = g.keep(digest, m, pin)
+		}
+		l.err = err
+		g.mu.Unlock()
+		close(l.done)
+		if m != nil || err != nil {
+			g.recordCheck(digest, m, refusal(err, digest))
+		}
+		if err == nil && m == nil {
+			continue // released by a failed upload of the same bytes meanwhile
+		}
+		return m, err
 	}
-	g.mu.Unlock()
-	close(l.done)
-	return l.m, l.err
 }
 
 // loader is how the module with digest is loaded: with every limit for
@@ -203,10 +223,9 @@ func (g *Gates) loader(digest string) func(context.Context, []byte, string) (*ho
 	return g.host.Load
 }
 
-// moduleLoad is a load in progress; m and err are set before done closes.
+// moduleLoad is a load in progress; err is set before done closes.
 type moduleLoad struct {
 	done chan struct{}
-	m    *host.Module
 	err  error
 }
 
@@ -242,10 +261,16 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 	if gate, ok := g.gates.Load(key); ok {
 		return gate.(*declaredGate), nil
 	}
-	m, err := g.module(ctx, b.ModuleDigest())
+	m, err := g.module(ctx, b.ModuleDigest(), true)
 	if err != nil {
 		return nil, err
 	}
+	made := false
+	defer func() {
+		if !made {
+			g.unpin(b.ModuleDigest())
+		}
+	}()
 	config := []byte(b.Config())
 	if bm, ok := builtin.ByDigest(b.ModuleDigest()); ok && bm.Name == "pathguard" {
 		// The gate cannot resolve its own roots; the originals realpath
@@ -270,6 +295,7 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 	if err != nil {
 		return nil, err
 	}
+	made = true
 	dg := &declaredGate{Gate: gate, vocab: g.vocabularyOf(ctx, gate)}
 	g.gates.Store(key, dg)
 	return dg, nil
@@ -298,7 +324,7 @@ func isolation(b governance.ExecutableGateBinding) host.Isolation {
 // ModuleAvailable implements policy.Availability: the module's bytes are
 // here and the host loads them.
 func (g *Gates) ModuleAvailable(digest string) bool {
-	_, err := g.module(context.Background(), digest)
+	_, err := g.module(context.Background(), digest, false)
 	return err == nil
 }
 

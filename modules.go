@@ -140,22 +140,33 @@ func (g *Gates) Upload(ctx context.Context, wasm []byte) (info ModuleInfo, creat
 		return ModuleInfo{}, false, refusal(err, digest)
 	}
 	if created, err = g.store(digest, wasm); err != nil {
+		// NB: not stored, so not held either (unless a policy's load of
+		// the same bytes holds it).
+		g.mu.Lock()
+		if _, held := g.loaded[digest]; !held {
+			g.host.Release(ctx, m)
+		}
+		g.mu.Unlock()
 		return ModuleInfo{}, false, fmt.Errorf("govhost: storing module %s: %w", digest, err)
 	}
+	g.recordCheck(digest, m, nil)
 	// NB: only once stored: a module in loaded is one policies may use.
 	g.mu.Lock()
-	if _, ok := g.loaded[digest]; !ok {
-		g.loaded[digest] = m
-	}
+	g.keep(digest, m, false)
 	g.mu.Unlock()
 	return infoOf(m), created, nil
 }
 
-// Module describes the module with digest: stored or built in, loaded
-// (and checked) on first use. An unknown digest is ErrModuleUnknown; a
-// stored module the host now refuses is a *ModuleRefusedError.
+// Module describes the module with digest: stored or built in. A stored
+// module is described from the record of its last check (moduleMeta) when
+// there is one under the host's CheckKey, else loaded (and checked, and the
+// check recorded). An unknown digest is ErrModuleUnknown; a stored module
+// the host refuses is a *ModuleRefusedError.
 func (g *Gates) Module(ctx context.Context, digest string) (ModuleInfo, error) {
-	m, err := g.module(ctx, digest)
+	if info, refused, ok := g.described(digest); ok {
+		return info, refused
+	}
+	m, err := g.module(ctx, digest, false)
 	if err != nil {
 		if errors.Is(err, ErrModuleUnknown) {
 			return ModuleInfo{}, err
@@ -174,9 +185,10 @@ type StoredModule struct {
 
 // Stored lists the modules in the module folder (and those added in
 // memory), by digest; the built-in gates are not listed (a policy names
-// them). Each is loaded on first use, so the first listing after a start
-// compiles every stored module (from the compilation cache when it has
-// them).
+// them). Each is described as Module does: from the record of its check,
+// so a listing compiles only modules never checked under the host's
+// CheckKey (put in the folder by hand or by a policy file, or checked by
+// another build), once.
 func (g *Gates) Stored(ctx context.Context) ([]StoredModule, error) {
 	digests, err := g.storedDigests()
 	if err != nil {

@@ -2,6 +2,7 @@ package govhost_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -75,9 +76,134 @@ func TestGates_Upload(t *testing.T) {
 		if folder {
 			entries, err := os.ReadDir(dir)
 			require.NoError(t, err)
-			require.Len(t, entries, 1, "one module file, no temporary file left")
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			d := governance.SHA256Hex(wasm)
+			require.ElementsMatch(t, []string{d + ".wasm", d + ".meta"}, names, "one module file and the record of its check, no temporary file left")
 		}
 		_, err = gates.Module(ctx, governance.SHA256Hex([]byte("absent")))
 		require.ErrorIs(t, err, govhost.ErrModuleUnknown)
 	}
+}
+
+// TestGates_ARestartDescribesStoredModulesWithoutCompiling: modules
+// uploaded before a restart are listed and described after it from the
+// record of their check, so a start compiles nothing per stored module
+// (counted: host.Compiles); a file put in the folder by hand is checked
+// once, its refusal recorded; a host with other limits checks again.
+func TestGates_ARestartDescribesStoredModulesWithoutCompiling(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func(cfg host.Config) (*host.Host, *govhost.Gates) {
+		h, err := host.New(ctx, cfg.WithCompilationCacheDir(wasmCache))
+		require.NoError(t, err)
+		t.Cleanup(func() { h.Close(ctx) })
+		gates, err := govhost.NewGates(h, dir)
+		require.NoError(t, err)
+		return h, gates
+	}
+	_, before := open(host.NewConfig())
+	const n = 24
+	uploaded := map[string]govhost.ModuleInfo{}
+	for i := range n {
+		info, _, err := before.Upload(ctx, wasmfixtures.AnswerGate(fmt.Sprintf(`{"decision":"allow","reason_code":"r.n%d"}`, i), ""))
+		require.NoError(t, err)
+		uploaded[info.Digest] = info
+	}
+	bad := wasmfixtures.Bytes("bad_import.wasm")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, governance.SHA256Hex(bad)+".wasm"), bad, 0o644))
+
+	h, after := open(host.NewConfig())
+	list, err := after.Stored(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, n+1)
+	for _, m := range list {
+		if m.Digest == governance.SHA256Hex(bad) {
+			require.NotNil(t, m.Refused)
+			require.Equal(t, host.CodeBadImport, m.Refused.Code)
+			continue
+		}
+		require.Nil(t, m.Refused)
+		require.Equal(t, uploaded[m.Digest], m.ModuleInfo)
+	}
+	require.EqualValues(t, 1, h.Compiles(), "only the module put in by hand was compiled")
+	again, err := after.Stored(ctx)
+	require.NoError(t, err)
+	require.Len(t, again, len(list))
+	for i := range list {
+		require.Equal(t, list[i].ModuleInfo, again[i].ModuleInfo)
+		if list[i].Refused != nil {
+			require.Equal(t, list[i].Refused.Code, again[i].Refused.Code)
+			require.Equal(t, list[i].Refused.Error(), again[i].Refused.Error(), "the host's message, recorded")
+		}
+	}
+	for d, info := range uploaded {
+		got, err := after.Module(ctx, d)
+		require.NoError(t, err)
+		require.Equal(t, info, got)
+	}
+	_, err = after.Module(ctx, governance.SHA256Hex(bad))
+	var refused *govhost.ModuleRefusedError
+	require.ErrorAs(t, err, &refused)
+	require.EqualValues(t, 1, h.Compiles(), "the refusal was recorded, not found again")
+
+	// A module whose record is gone or torn is checked again.
+	some := list[0].Digest
+	require.NoError(t, os.WriteFile(filepath.Join(dir, some+".meta"), []byte(`{"check":`), 0o644))
+	got, err := after.Module(ctx, some)
+	require.NoError(t, err)
+	require.Equal(t, uploaded[some], got)
+	require.EqualValues(t, 2, h.Compiles())
+
+	// Other limits: the records do not hold, every module is checked again.
+	stricter, other := open(host.NewConfig().WithMemoryLimitPages(200))
+	relisted, err := other.Stored(ctx)
+	require.NoError(t, err)
+	require.Len(t, relisted, n+1)
+	require.EqualValues(t, n+1, stricter.Compiles())
+}
+
+// TestGates_IdleCompiledModulesStayWithinTheirBudget: uploads past the
+// budget of idle compiled modules (IdleModuleBytes; 8 MiB here) release the least recently used compiled modules (a later
+// use compiles them again and they still work); a module a binding's gate
+// runs is never released.
+func TestGates_IdleCompiledModulesStayWithinTheirBudget(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(wasmCache))
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	gates, err := govhost.NewGates(h, filepath.Join(t.TempDir(), govhost.ModulesDir))
+	require.NoError(t, err)
+	const budget, each = 8 << 20, 1 << 20
+	govhost.SetIdleModuleBytes(gates, budget)
+	bind := func(digest string) govhost.ModuleInfo {
+		b, err := governance.NewExecutableGateBinding(governance.GateBindingSpec{
+			GateID: "g-" + digest[:8], AdapterID: govhost.AdapterWasm, Level: governance.LevelHard, ToolIDs: []string{"bash"}, ModuleDigest: digest, Config: "{}",
+		})
+		require.NoError(t, err)
+		_, err = gates.GateFor(ctx, b)
+		require.NoError(t, err)
+		info, err := gates.Module(ctx, digest)
+		require.NoError(t, err)
+		return info
+	}
+	first, _, err := gates.Upload(ctx, wasmfixtures.BigDataGate(each, 0))
+	require.NoError(t, err)
+	pinned, _, err := gates.Upload(ctx, wasmfixtures.BigDataGate(each, 1))
+	require.NoError(t, err)
+	bind(pinned.Digest)
+	for i := 2; i < 24; i++ { // 22 MiB of data segments, over twice the budget
+		_, _, err := gates.Upload(ctx, wasmfixtures.BigDataGate(each, byte(i)))
+		require.NoError(t, err)
+		idle, held := gates.CompiledBytes()
+		require.LessOrEqual(t, idle, int64(budget), "upload %d", i)
+		require.Greater(t, held, int64(each), "the bound module stays compiled")
+	}
+	compiles := h.Compiles()
+	bind(pinned.Digest)
+	require.Equal(t, compiles, h.Compiles(), "the bound module was never released")
+	bind(first.Digest)
+	require.Equal(t, compiles+1, h.Compiles(), "the first upload was released and is compiled again to run")
 }

@@ -30,6 +30,16 @@ func CheckRecords(ctx context.Context, records []governance.EvidenceRecord) erro
 	return nil
 }
 
+// CheckSealed is step 1 for a sealed batch (SealedAppender): the caller's
+// context, then the batch's integrity check, which answers as
+// CheckRecords would on its records.
+func CheckSealed(ctx context.Context, b *governance.SealedBatch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.CheckIntegrity()
+}
+
 // CheckPosition checks that r is the next record after head: sequence
 // head+1 and previous hash equal to head's hash (0 and none for a missing
 // chain).

@@ -39,8 +39,9 @@ type memChain struct {
 const memChunk = 64
 
 var (
-	_ Store         = (*MemStore)(nil)
-	_ BatchAppender = (*MemStore)(nil)
+	_ Store          = (*MemStore)(nil)
+	_ BatchAppender  = (*MemStore)(nil)
+	_ SealedAppender = (*MemStore)(nil)
 )
 
 // NewMemStore returns an empty store.
@@ -77,6 +78,20 @@ func (s *MemStore) AppendBatch(ctx context.Context, records []governance.Evidenc
 	if err := CheckRecords(ctx, records); err != nil || len(records) == 0 {
 		return nil, err
 	}
+	return s.commit(records)
+}
+
+// AppendSealed implements SealedAppender.
+func (s *MemStore) AppendSealed(ctx context.Context, b *governance.SealedBatch) ([]governance.AppendReceipt, error) {
+	records := b.Records()
+	if err := CheckSealed(ctx, b); err != nil || len(records) == 0 {
+		return nil, err
+	}
+	return s.commit(records)
+}
+
+// commit is steps 2 and 3 and the append, for records that passed step 1.
+func (s *MemStore) commit(records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
 	// NB: CheckRecords has checked every chain hash is 64 lowercase hex.
 	var small [8][sha256.Size]byte
 	keys := small[:0]

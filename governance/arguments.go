@@ -30,24 +30,44 @@ type Arguments struct {
 }
 
 // ParseArguments decodes a call's argument object, keeping the caller's
-// key order and exact numbers. Empty input means {}.
+// key order and exact numbers, and canonicalises and hashes it: the one
+// parse of a call's arguments (DecodeArguments, then NewArguments). Empty
+// input means {}.
 func ParseArguments(raw json.RawMessage) (Arguments, error) {
+	obj, order, err := DecodeArguments(raw)
+	if err != nil {
+		return Arguments{}, err
+	}
+	return NewArguments(obj, order)
+}
+
+// DecodeArguments is the one decode of a call's argument object: the value
+// (numbers as json.Number) and its keys in the caller's order, not yet
+// canonical. An edge that reshapes the arguments before they are governed
+// (a coding agent's hook renames its tool input's fields) decodes with it,
+// reshapes the decoded object and hands the result to NewArguments, so
+// the arguments are read once. Empty input means {}; a value that is not
+// an object is ErrArgumentsNotObject.
+func DecodeArguments(raw json.RawMessage) (map[string]any, []string, error) {
+	countDecode()
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	obj, order, err := ParseObject(raw)
 	if errors.Is(err, ErrNotObject) {
-		return Arguments{}, ErrArgumentsNotObject
+		return nil, nil, ErrArgumentsNotObject
 	}
 	if err != nil {
-		return Arguments{}, fmt.Errorf("governance: tool arguments: %w", err)
+		return nil, nil, fmt.Errorf("governance: tool arguments: %w", err)
 	}
-	return NewArguments(obj, order)
+	return obj, order, nil
 }
 
 // NewArguments canonicalises and hashes an argument object already
-// decoded (numbers as json.Number); order is the caller's key order.
+// decoded (numbers as json.Number); order is the caller's key order. It
+// is the one canonicalisation of a version of a call's arguments.
 func NewArguments(obj map[string]any, order []string) (Arguments, error) {
+	countCanonicalisation()
 	text, err := canonicalArguments(obj)
 	if err != nil {
 		return Arguments{}, err

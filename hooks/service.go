@@ -138,6 +138,7 @@ func refused(code string, err error, ev agents.Event) Result {
 // with; the server's one code list includes these.
 var RefusalStatus = map[string]int{
 	"malformed_json":         http.StatusBadRequest,
+	"ambiguous_json":         http.StatusBadRequest,
 	"hook.unknown_agent":     http.StatusNotFound,
 	"hook.missing_field":     http.StatusBadRequest,
 	"hook.untranslatable":    http.StatusBadRequest,
@@ -161,6 +162,8 @@ func (s *Service) Handle(ctx context.Context, agent agents.Agent, event string, 
 	switch {
 	case errors.Is(err, agents.ErrMissingField):
 		return refused("hook.missing_field", err, ev)
+	case errors.Is(err, agents.ErrAmbiguous):
+		return refused("ambiguous_json", err, ev)
 	case err != nil:
 		return refused("malformed_json", err, ev)
 	}

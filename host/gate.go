@@ -92,6 +92,10 @@ func (h *Host) GateWith(ctx context.Context, m *Module, configJSON []byte, opts 
 	key := gateKey{module: m.digest, config: hex.EncodeToString(sum[:]), binding: opts.Binding, isolation: opts.Isolation}
 
 	h.mu.Lock()
+	if m.released {
+		h.mu.Unlock()
+		return nil, ErrModuleReleased
+	}
 	e, ok := h.gates[key]
 	if !ok {
 		e = &gateEntry{}

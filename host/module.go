@@ -28,7 +28,8 @@ const (
 )
 
 // Module is a compiled gate module pinned to its digest. It is owned by the
-// Host that loaded it and valid until that Host is closed.
+// Host that loaded it and valid until that Host is closed or releases it
+// (Release).
 type Module struct {
 	host     *Host
 	digest   string
@@ -44,6 +45,10 @@ type Module struct {
 	extismEx    extismrt.Exports
 	// trusted is set once LoadTrusted has vouched for these bytes.
 	trusted atomic.Bool
+	// compiledBytes: CompiledBytes. released: Release let it go (under
+	// the host's mu).
+	compiledBytes int64
+	released      bool
 }
 
 // Digest returns the hex sha256 of the module's bytes.

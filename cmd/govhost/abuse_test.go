@@ -315,7 +315,7 @@ func TestServe_AmbiguousHookInputIsRefusedAndTheCommandHookBlocks(t *testing.T) 
 		return fmt.Sprintf(`{"session_id":"amb-1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":%q,"tool_input":%s,"tool_use_id":"toolu_1"%s}`, data, toolName, input, extra)
 	}
 	for name, body := range map[string]string{
-		"another case of tool_name":    pre("Read", `{"file_path":"README.md"}`, `,"Tool_Name":"Bash"`),
+		"another case of tool_name":     pre("Read", `{"file_path":"README.md"}`, `,"Tool_Name":"Bash"`),
 		"a key twice in the tool input": pre("Bash", `{"command":"ls","command":"rm -rf /"}`, ""),
 	} {
 		status, out := s.call(t, "POST", "/v1/hooks/claude-code", "token", []byte(body), "application/json")

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/policy/policyfile"
 	"github.com/govhost/govhost/policy/profiles"
 )
 
@@ -34,11 +33,12 @@ func (e *Engine) EnsureDefaultPolicy(ctx context.Context, profile string, actor 
 	if err != nil {
 		return governance.PolicySnapshot{}, false, err
 	}
-	snap, err := policyfile.Load(data, "default policy ("+profile+")", e.Gates.Resolver(""))
+	file, err := ParsePolicyFile(data, "default policy ("+profile+")", "")
 	if err != nil {
 		return governance.PolicySnapshot{}, false, err
 	}
-	if err := e.Policies.Put(ctx, snap); err != nil {
+	snap, _, err := e.PutPolicyFile(ctx, file)
+	if err != nil {
 		return governance.PolicySnapshot{}, false, err
 	}
 	if snap, err = e.Policies.Activate(ctx, snap.PolicyID(), snap.Version(), actor, time.Now()); err != nil {

@@ -138,7 +138,9 @@ func (g *Gates) store(digest string, wasm []byte) (created bool, err error) {
 
 // Resolver returns the policy file resolver that maps built-in names to
 // their digests and copies .wasm files (relative to baseDir) into the
-// module folder.
+// module folder as it resolves them: for a dry run (govhost eval) and
+// tests. Storing a policy file is PutPolicyFile, which stores nothing
+// when the file is refused.
 func (g *Gates) Resolver(baseDir string) policyfile.Resolver {
 	return func(ref string) (string, error) {
 		if !policyfile.IsPath(ref) {
@@ -148,13 +150,9 @@ func (g *Gates) Resolver(baseDir string) policyfile.Resolver {
 			}
 			return m.Digest, nil
 		}
-		path := ref
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(baseDir, path)
-		}
-		wasm, err := os.ReadFile(path)
+		wasm, err := policyfile.ReadModule(baseDir, ref)
 		if err != nil {
-			return "", fmt.Errorf("%w: %w", policyfile.ErrModuleNotFound, err)
+			return "", err
 		}
 		return g.Add(wasm)
 	}

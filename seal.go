@@ -57,19 +57,26 @@ type sealer struct {
 
 func (e *Engine) startSealing(log *slog.Logger) {
 	s := &sealer{e: e, log: log, chains: map[uuid.UUID]bool{}, dropped: e.Projector.Dropped()}
-	s.cancel = e.Projector.Subscribe(4096, s.observe)
+	s.cancel = e.Projector.Watch(s.wants, 4096, s.observe)
 	e.sealer = s
+}
+
+// wants notes the chain of every committed record (the chains to
+// checkpoint at close) and picks TASK_CLOSED, the one record that is
+// sealed: the other records of a governed call cost a map lookup here,
+// not an observation each (controller.ObservationProjector.Watch).
+func (s *sealer) wants(r governance.EvidenceRecord) bool {
+	s.mu.Lock()
+	if !s.chains[r.ChainID] {
+		s.chains[r.ChainID] = true
+	}
+	s.mu.Unlock()
+	return r.RecordType == governance.TaskClosed
 }
 
 func (s *sealer) observe(o controller.Observation) {
 	chain, err := uuid.Parse(o.ChainID)
 	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	s.chains[chain] = true
-	s.mu.Unlock()
-	if governance.EvidenceType(o.RecordType) != governance.TaskClosed {
 		return
 	}
 	s.seal(context.Background(), chain)
@@ -95,10 +102,12 @@ func (s *sealer) seal(ctx context.Context, chain uuid.UUID) {
 // Failures are logged: they must not keep the engine from closing.
 func (s *sealer) stop(ctx context.Context) {
 	s.cancel()
+	s.mu.Lock()
 	chains := make([]uuid.UUID, 0, len(s.chains))
 	for c := range s.chains {
 		chains = append(chains, c)
 	}
+	s.mu.Unlock()
 	if s.e.Projector.Dropped() != s.dropped {
 		all, err := allChains(ctx, s.e.Evidence)
 		if err != nil {

@@ -31,7 +31,7 @@ func TestDecode_UnknownFieldsAreAccepted(t *testing.T) {
 	require.Equal(t, plain.Kind, ev.Kind)
 	require.Equal(t, plain.ToolName, ev.ToolName)
 	require.JSONEq(t, string(plain.ToolInput), string(ev.ToolInput))
-	require.Equal(t, agents.CorrelationKey(plain), agents.CorrelationKey(ev))
+	require.Equal(t, correlationKey(t, d, plain), correlationKey(t, d, ev))
 }
 
 func TestDecode_UnknownEventIsObserved(t *testing.T) {
@@ -64,7 +64,7 @@ func TestDecode_UnknownEventAskingAboutAToolFailsClosed(t *testing.T) {
 		require.Equal(t, agents.KindPreTool, ev.Kind, "%s: %s", agent, typo)
 		calls, err := d.Request(ev, nil)
 		require.NoError(t, err)
-		require.JSONEq(t, `{"command":"rm -rf /"}`, string(calls[0].Arguments))
+		require.JSONEq(t, `{"command":"rm -rf /"}`, string(calls[0].Arguments.Canonical))
 		require.True(t, d.Answer(ev, agents.Verdict{Decision: agents.Deny, Message: "no"}, agents.AnswerOptions{}).Blocks)
 
 		for _, k := range []string{"tool_response", "tool_result", "toolResult", "tool_output"} {
@@ -161,10 +161,10 @@ func TestRequest_PathAliasesGiveOnePath(t *testing.T) {
 	calls, err := g.Request(ev, facts{})
 	require.NoError(t, err)
 	var args map[string]any
-	require.NoError(t, json.Unmarshal(calls[0].Arguments, &args))
+	require.NoError(t, json.Unmarshal(calls[0].Arguments.Canonical, &args))
 	require.Equal(t, map[string]any{"path": "/w/a", "pattern": "*"}, args, "the first alias wins; the others are dropped so a gate sees one path")
 	// Key order is the agent's.
-	require.Equal(t, `{"pattern":"*","path":"/w/a"}`, string(calls[0].Arguments))
+	require.Equal(t, []string{"pattern", "path"}, calls[0].Arguments.Order)
 }
 
 func TestPatchFiles(t *testing.T) {
@@ -187,7 +187,7 @@ func TestPatchFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, calls, 1)
 	require.Equal(t, "patch", calls[0].Tool)
-	require.JSONEq(t, `{"patch":"garbage"}`, string(calls[0].Arguments))
+	require.JSONEq(t, `{"patch":"garbage"}`, string(calls[0].Arguments.Canonical))
 }
 
 func TestMCPToolID(t *testing.T) {
@@ -208,7 +208,7 @@ func TestCorrelationKey(t *testing.T) {
 	d := claude(t)
 	withID, err := d.Decode("", []byte(preBash))
 	require.NoError(t, err)
-	require.Equal(t, "id:toolu_1", agents.CorrelationKey(withID))
+	require.Equal(t, "id:toolu_1", correlationKey(t, d, withID))
 
 	g, err := agents.Lookup(agents.Gemini)
 	require.NoError(t, err)
@@ -216,10 +216,25 @@ func TestCorrelationKey(t *testing.T) {
 	require.NoError(t, err)
 	after, err := g.Decode("", []byte(`{"session_id":"s","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"dir_path":".","command":"ls"},"tool_response":{"llmContent":"x"}}`))
 	require.NoError(t, err)
-	require.Equal(t, agents.CorrelationKey(before), agents.CorrelationKey(after), "key order does not matter")
+	require.Equal(t, correlationKey(t, g, before), correlationKey(t, g, after), "key order does not matter")
+	// The pre-tool event's key, from the calls it was authorized with, is
+	// the post-tool event's, which translates its own input.
+	calls, err := g.Request(before, facts{})
+	require.NoError(t, err)
+	pre, err := g.CorrelationKey(before, calls)
+	require.NoError(t, err)
+	require.Equal(t, pre, correlationKey(t, g, after))
 	other, err := g.Decode("", []byte(`{"session_id":"s","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"ls -a"}}`))
 	require.NoError(t, err)
-	require.NotEqual(t, agents.CorrelationKey(before), agents.CorrelationKey(other))
+	require.NotEqual(t, correlationKey(t, g, before), correlationKey(t, g, other))
+}
+
+// correlationKey is a post-tool event's key: the event's own translation.
+func correlationKey(t *testing.T, d *agents.Dialect, ev agents.Event) string {
+	t.Helper()
+	key, err := d.CorrelationKey(ev, nil)
+	require.NoError(t, err)
+	return key
 }
 
 func TestResponseDigest_NeverTheResponse(t *testing.T) {

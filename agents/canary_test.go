@@ -30,7 +30,7 @@ func TestDialect_CanaryInput_DecodesAsTheDestructiveCall(t *testing.T) {
 				continue // beforeReadFile / MCP events carry no shell command
 			}
 			if calls[0].Tool == "bash" {
-				require.JSONEq(t, `{"command":"rm -rf /"}`, string(calls[0].Arguments), "%s %s", agent, event)
+				require.JSONEq(t, `{"command":"rm -rf /"}`, string(calls[0].Arguments.Canonical), "%s %s", agent, event)
 			}
 		}
 		_, err = d.CanaryInput("NoSuchEvent", "s", "/w")

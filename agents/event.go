@@ -3,9 +3,12 @@ package agents
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/govhost/govhost/governance"
 )
 
 // Event is one hook payload read in its agent's dialect.
@@ -23,6 +26,13 @@ type Event struct {
 	// a JSON object.
 	ToolName  string
 	ToolInput json.RawMessage
+	// input is ToolInput decoded by Decode (decodeToolInput), the one
+	// decode of a tool event's arguments: Request reshapes it without
+	// reading ToolInput again. Nil on an event Peek read or one built by
+	// hand.
+	input *toolInput
+	// inputField names ToolInput's field, for messages.
+	inputField string
 	// ToolUseID is the agent's id of the tool call, when it sends one
 	// (Claude Code, Codex, Cursor's preToolUse); see CorrelationKey.
 	ToolUseID string
@@ -32,10 +42,9 @@ type Event struct {
 	// FailureClass is set on a failed or not-run tool: a short class,
 	// never the error text.
 	FailureClass string
-	// inputQuoted: the agent sent ToolInput as a JSON-encoded string
-	// (field inputKey), which the payload's strict check saw as text only.
+	// inputQuoted: the agent sent ToolInput as a JSON-encoded string,
+	// which the payload's strict check saw as text only.
 	inputQuoted bool
-	inputKey    string
 
 	spec EventSpec
 }
@@ -99,28 +108,57 @@ func readPayload(body []byte) (payload, error) {
 // when the payload does not (Copilot CLI's camelCase payloads carry no
 // event name: `govhost install` passes it as --event); a name in the
 // payload wins. Unknown fields are accepted; an undocumented event is
-// KindObserve. An input JSON readers could read differently (a key twice,
-// invalid UTF-8, another case of a field the dialect reads) is an
-// *AmbiguousError (checkStrict).
+// KindObserve. A tool event's input is decoded here, once: Request and
+// CorrelationKey work on what Decode read. An input JSON readers could read
+// differently (a key twice, invalid UTF-8, another case of a field the
+// dialect reads) is an *AmbiguousError (checkStrict).
 func (d *Dialect) Decode(event string, body []byte) (Event, error) {
-	if !utf8.Valid(body) {
-		return Event{}, d.tag(&AmbiguousError{Reason: "input is not valid UTF-8"})
+	ev, err := d.read(event, body, d.checkStrict)
+	if err == nil && ev.ToolInput != nil && ev.inputQuoted {
+		err = checkStrictInput(ev.inputField, ev.ToolInput)
 	}
-	p, err := readPayload(body)
-	if err == nil {
-		err = d.checkStrict(body, p)
-	}
-	if err != nil {
-		return Event{}, d.tag(err)
-	}
-	ev, err := d.decode(event, p)
-	if err == nil && ev.inputQuoted {
-		err = checkStrictInput(ev.inputKey, ev.ToolInput)
+	if err == nil && ev.ToolInput != nil {
+		ev.input, err = decodeToolInput(ev.inputField, ev.ToolInput)
 	}
 	if err != nil {
 		return Event{}, d.tag(err)
 	}
 	return ev, nil
+}
+
+// Peek reads body as Decode does, except that a tool event's input is
+// checked to be a JSON object but not decoded, and the strict check of
+// duplicate keys is left to the sidecar. The command hook reads its input
+// with Peek to name the event, and to answer for it when the sidecar
+// cannot; the sidecar decodes the arguments, once. (Peek does not reach
+// governance's JSON reader, so govhost-hook does not link it.)
+func (d *Dialect) Peek(event string, body []byte) (Event, error) {
+	ev, err := d.read(event, body, nil)
+	if err == nil && ev.ToolInput != nil && !isObjectText(ev.ToolInput) {
+		err = &MalformedError{Reason: "field " + ev.inputField + " must be a JSON object"}
+	}
+	if err != nil {
+		return Event{}, d.tag(err)
+	}
+	return ev, nil
+}
+
+// read is Decode up to a tool event's input, left as text; strict, when
+// not nil, checks the payload before it is read.
+func (d *Dialect) read(event string, body []byte, strict func([]byte, payload) error) (Event, error) {
+	if !utf8.Valid(body) {
+		return Event{}, &AmbiguousError{Reason: "input is not valid UTF-8"}
+	}
+	p, err := readPayload(body)
+	if err != nil {
+		return Event{}, err
+	}
+	if strict != nil {
+		if err := strict(body, p); err != nil {
+			return Event{}, err
+		}
+	}
+	return d.decode(event, p)
 }
 
 func (d *Dialect) tag(err error) error {
@@ -234,6 +272,7 @@ func (d *Dialect) format(hint string, p payload) (Format, string, error) {
 
 func (d *Dialect) decodeTool(ev *Event, p payload, f Fields) error {
 	spec := ev.spec
+	key := "tool_input"
 	if spec.Tool != "" {
 		ev.ToolName = spec.Tool
 		obj := map[string]json.RawMessage{}
@@ -256,15 +295,14 @@ func (d *Dialect) decodeTool(ev *Event, p payload, f Fields) error {
 			return &MissingFieldError{Event: ev.Name, Field: first(f.ToolName)}
 		}
 		ev.ToolName = name
-		key, raw := p.raw(f.ToolInput...)
-		input, err := toolInput(key, raw)
-		if err != nil {
+		var raw json.RawMessage
+		key, raw = p.raw(f.ToolInput...)
+		if ev.ToolInput, err = toolInputText(key, raw); err != nil {
 			return err
 		}
-		ev.ToolInput = input
-		ev.inputKey = key
 		ev.inputQuoted = len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '"'
 	}
+	ev.inputField = key
 	if spec.MCPServerless {
 		ev.ToolName = MCPToolID("", ev.ToolName)
 	}
@@ -277,10 +315,11 @@ func (d *Dialect) decodeTool(ev *Event, p payload, f Fields) error {
 	return nil
 }
 
-// toolInput returns a tool's arguments as a JSON object. Absent means {};
-// a string holding a JSON object is accepted (Copilot CLI's older toolArgs
-// and Cursor's MCP tool_input are JSON-encoded strings).
-func toolInput(key string, raw json.RawMessage) (json.RawMessage, error) {
+// toolInputText returns a tool's arguments as JSON text, not yet checked
+// to be an object. Absent means {}; a string holding JSON is unwrapped
+// (Copilot CLI's older toolArgs and Cursor's MCP tool_input are
+// JSON-encoded strings).
+func toolInputText(key string, raw json.RawMessage) (json.RawMessage, error) {
 	if raw == nil {
 		return json.RawMessage("{}"), nil
 	}
@@ -295,10 +334,34 @@ func toolInput(key string, raw json.RawMessage) (json.RawMessage, error) {
 			return json.RawMessage("{}"), nil
 		}
 	}
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return nil, &MalformedError{Reason: "field " + key + " must be a JSON object"}
-	}
 	return json.RawMessage(trimmed), nil
+}
+
+// toolInput is a tool's input decoded: the argument object (numbers as
+// json.Number) and its keys in the agent's order.
+type toolInput struct {
+	value map[string]any
+	order []string
+}
+
+// decodeToolInput is the one decode of a tool event's arguments (through
+// governance.DecodeArguments, the reader the controller would use): every
+// later step reshapes the decoded object, and the governed arguments are
+// canonicalised and hashed once from it (Request).
+func decodeToolInput(key string, text json.RawMessage) (*toolInput, error) {
+	value, order, err := governance.DecodeArguments(text)
+	switch {
+	case errors.Is(err, governance.ErrArgumentsNotObject):
+		return nil, &MalformedError{Reason: "field " + key + " must be a JSON object"}
+	case err != nil:
+		return nil, &MalformedError{Reason: "field " + key + " must be a JSON object: " + err.Error()}
+	}
+	return &toolInput{value: value, order: order}, nil
+}
+
+// isObjectText reports JSON text that is one object, without decoding it.
+func isObjectText(text json.RawMessage) bool {
+	return len(text) > 0 && text[0] == '{' && json.Valid(text)
 }
 
 func cwdOf(p payload, f Fields) (string, error) {

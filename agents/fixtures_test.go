@@ -88,7 +88,9 @@ func TestFixtures_EveryDocumentedEvent(t *testing.T) {
 						calls, err := d.Request(ev, facts(fx.Exists))
 						require.NoError(t, err)
 						checkCalls(t, c.Calls, calls, ev)
-						require.NotEmpty(t, agents.CorrelationKey(ev))
+						key, err := d.CorrelationKey(ev, calls)
+						require.NoError(t, err)
+						require.Equal(t, correlationKey(t, d, ev), key, "the pre-tool key is the one a post-tool event with the same input gets")
 					} else {
 						require.Contains(t, []agents.Kind{agents.KindObserve, agents.KindSessionStart, agents.KindSessionEnd}, ev.Kind,
 							"a tool event's fixture must say which calls it maps to")
@@ -118,10 +120,12 @@ func checkCalls(t *testing.T, want []expectedCall, got []agents.Request, ev agen
 		require.Equal(t, ev.Cwd, g.Cwd)
 		require.Equal(t, ev.SessionID, g.RunID)
 		require.Equal(t, ev.ToolUseID, g.ToolCallID)
-		args, err := governance.ParseArguments(g.Arguments)
+		args, err := governance.ParseArguments(g.Arguments.Canonical)
 		require.NoError(t, err, "the arguments are a governed argument object")
+		require.Equal(t, args.Digest, g.Arguments.Digest)
+		require.Equal(t, args.Canonical, g.Arguments.Canonical)
 		var plain map[string]any
-		require.NoError(t, json.Unmarshal(g.Arguments, &plain))
+		require.NoError(t, json.Unmarshal(g.Arguments.Canonical, &plain))
 		for k, v := range w.Args {
 			require.Contains(t, plain, k, "call %d argument %s", i, k)
 			require.Equal(t, v, plain[k], "call %d argument %s", i, k)

@@ -1,13 +1,12 @@
 package agents
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
 
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/governance"
 )
 
 // HostFacts answers what only the host can know. Stat reports whether an
@@ -22,13 +21,15 @@ type HostFacts interface {
 var ErrNoHostFacts = errors.New("agents: translating this tool needs host facts (whether its path exists)")
 
 // Request is one governed call a tool event asks for, in the shape the
-// controller takes (hooks maps it onto Request field by field):
+// controller takes (hooks maps it onto controller.Call field by field):
 // the tool id and operation of the dialect's table, the tool input shaped
 // as the gates expect it, and the event's correlation as request context.
 type Request struct {
 	Tool, Operation string
-	// Arguments is the JSON object of arguments.
-	Arguments json.RawMessage
+	// Arguments is the governed argument object, decoded once (Decode)
+	// and canonicalised and hashed once here: the controller takes it as
+	// is (controller.Call.Parsed) and the correlation key reads its digest.
+	Arguments governance.Arguments
 	// Cwd is the directory relative paths are joined to.
 	Cwd                          string
 	RunID, AgentName, ToolCallID string
@@ -39,12 +40,25 @@ type Request struct {
 // usually one; Codex's apply_patch asks for one per file it touches, and
 // the tool call may run only if every one is allowed.
 func (d *Dialect) Request(ev Event, facts HostFacts) ([]Request, error) {
+	return d.translate(ev, facts, true)
+}
+
+// translate is Request; without withOperation it names no operation and
+// asks the host nothing (the correlation key of a post-tool event needs
+// the arguments only).
+func (d *Dialect) translate(ev Event, facts HostFacts, withOperation bool) ([]Request, error) {
 	if ev.ToolName == "" {
 		return nil, &MissingFieldError{Agent: d.Agent, Event: ev.Name, Field: "tool_name"}
 	}
-	input := ev.ToolInput
-	if len(bytes.TrimSpace(input)) == 0 {
-		input = json.RawMessage("{}")
+	input := ev.input
+	if input == nil {
+		// An event Peek read or one built by hand: its input is decoded
+		// here, the only time.
+		in, err := decodeToolInput("tool_input", ev.ToolInput)
+		if err != nil {
+			return nil, d.tag(err)
+		}
+		input = in
 	}
 	base := Request{
 		Cwd: ev.Cwd, RunID: ev.SessionID, AgentName: string(d.Agent), ToolCallID: ev.ToolUseID,
@@ -57,21 +71,26 @@ func (d *Dialect) Request(ev Event, facts HostFacts) ([]Request, error) {
 			base.Tool = MCPToolID(server, tool)
 			base.Metadata["mcp_server"], base.Metadata["mcp_tool"] = server, tool
 		}
-		base.Arguments = input
+		args, err := governance.NewArguments(input.value, input.order)
+		if err != nil {
+			return nil, &MalformedError{Agent: d.Agent, Reason: "tool input: " + err.Error()}
+		}
+		base.Arguments = args
 		return []Request{base}, nil
 	}
 	if spec.Rule == OpByPatch {
-		return patchCalls(d.Agent, base, spec, input, ev.Cwd, facts)
+		return patchCalls(d.Agent, base, spec, input, ev.Cwd, facts, withOperation)
 	}
 	args, pathValue, err := shapeArguments(d.Agent, input, spec)
 	if err != nil {
 		return nil, err
 	}
-	op, err := operation(spec, pathValue, ev.Cwd, facts)
-	if err != nil {
-		return nil, err
+	base.Tool, base.Arguments = spec.Tool, args
+	if withOperation {
+		if base.Operation, err = operation(spec, pathValue, ev.Cwd, facts); err != nil {
+			return nil, err
+		}
 	}
-	base.Tool, base.Operation, base.Arguments = spec.Tool, op, args
 	return []Request{base}, nil
 }
 
@@ -114,22 +133,20 @@ func absolute(p, cwd string) string {
 	return filepath.Join(cwd, p)
 }
 
-// shapeArguments rewrites an agent's tool input into govhost's argument
-// names, keeping the agent's key order: the first present PathFrom field
+// shapeArguments rewrites an agent's decoded tool input into govhost's
+// argument names, keeping the agent's key order, and canonicalises and
+// hashes the result once: the first present (non-null) PathFrom field
 // becomes "path" and the first present CommandFrom field "command"; the
 // other aliases are dropped so a gate sees one path. It returns the path
 // value when it is a string.
-func shapeArguments(agent Agent, input json.RawMessage, spec ToolSpec) (json.RawMessage, string, error) {
-	keys, values, err := objectFields(input)
-	if err != nil {
-		return nil, "", &MalformedError{Agent: agent, Reason: "tool input: " + err.Error()}
-	}
+func shapeArguments(agent Agent, input *toolInput, spec ToolSpec) (governance.Arguments, string, error) {
+	values := input.value
 	rename := map[string]string{}
 	drop := map[string]bool{}
 	pick := func(from []string, to string) {
 		chosen := ""
 		for _, k := range from {
-			if _, ok := values[k]; ok && !isNull(values[k]) && chosen == "" {
+			if v, ok := values[k]; ok && v != nil && chosen == "" {
 				chosen = k
 			}
 		}
@@ -148,10 +165,9 @@ func shapeArguments(agent Agent, input json.RawMessage, spec ToolSpec) (json.Raw
 	pick(spec.PathFrom, "path")
 	pick(spec.CommandFrom, "command")
 	var pathValue string
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	n := 0
-	for _, k := range keys {
+	shaped := make(map[string]any, len(input.order))
+	order := make([]string, 0, len(input.order))
+	for _, k := range input.order {
 		name := k
 		if to, ok := rename[k]; ok {
 			name = to
@@ -159,66 +175,32 @@ func shapeArguments(agent Agent, input json.RawMessage, spec ToolSpec) (json.Raw
 			continue
 		}
 		if name == "path" {
-			_ = json.Unmarshal(values[k], &pathValue)
+			pathValue, _ = values[k].(string)
 		}
-		if n > 0 {
-			buf.WriteByte(',')
-		}
-		n++
-		quoted, _ := json.Marshal(name)
-		buf.Write(quoted)
-		buf.WriteByte(':')
-		buf.Write(values[k])
+		shaped[name] = values[k]
+		order = append(order, name)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), pathValue, nil
-}
-
-// objectFields returns a JSON object's keys in order and their raw values;
-// a repeated key keeps its first position and its last value.
-func objectFields(raw json.RawMessage) ([]string, map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
+	args, err := governance.NewArguments(shaped, order)
 	if err != nil {
-		return nil, nil, err
+		return governance.Arguments{}, "", &MalformedError{Agent: agent, Reason: "tool input: " + err.Error()}
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, errors.New("not a JSON object")
-	}
-	var keys []string
-	values := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
-		if _, seen := values[key]; !seen {
-			keys = append(keys, key)
-		}
-		values[key] = v
-	}
-	return keys, values, nil
+	return args, pathValue, nil
 }
 
 // patchCalls is Codex's apply_patch: the patch text (in "command", as
 // Codex sends it) names each file it adds, updates, deletes or moves to;
 // each is one governed call carrying the whole patch as "patch" (never as
 // "command", which the destructive guard would read as a shell line).
-func patchCalls(agent Agent, base Request, spec ToolSpec, input json.RawMessage, cwd string, facts HostFacts) ([]Request, error) {
-	_, values, err := objectFields(input)
-	if err != nil {
-		return nil, &MalformedError{Agent: agent, Reason: "tool input: " + err.Error()}
-	}
+func patchCalls(agent Agent, base Request, spec ToolSpec, input *toolInput, cwd string, facts HostFacts, withOperation bool) ([]Request, error) {
 	var text string
 	for _, k := range spec.CommandFrom {
-		if v, ok := values[k]; ok {
-			if err := json.Unmarshal(v, &text); err != nil {
-				return nil, &MalformedError{Agent: agent, Reason: "apply_patch field " + k + " must be a string"}
+		if v, ok := input.value[k]; ok {
+			if v != nil {
+				s, isString := v.(string)
+				if !isString {
+					return nil, &MalformedError{Agent: agent, Reason: "apply_patch field " + k + " must be a string"}
+				}
+				text = s
 			}
 			break
 		}
@@ -227,31 +209,29 @@ func patchCalls(agent Agent, base Request, spec ToolSpec, input json.RawMessage,
 	if len(files) == 0 {
 		files = []PatchFile{{Action: PatchUpdate}} // no file named: the gates deny the missing path
 	}
-	patchJSON, _ := json.Marshal(text)
 	calls := make([]Request, 0, len(files))
 	for _, f := range files {
 		c := base
 		c.Metadata = cloneMeta(base.Metadata)
-		var args bytes.Buffer
-		args.WriteByte('{')
+		value, order := map[string]any{"patch": text}, []string{"patch"}
 		if f.Path != "" {
-			p, _ := json.Marshal(f.Path)
-			args.WriteString(`"path":`)
-			args.Write(p)
-			args.WriteByte(',')
+			value["path"], order = f.Path, []string{"path", "patch"}
 		}
-		args.WriteString(`"patch":`)
-		args.Write(patchJSON)
-		args.WriteByte('}')
-		c.Arguments = args.Bytes()
+		args, err := governance.NewArguments(value, order)
+		if err != nil {
+			return nil, &MalformedError{Agent: agent, Reason: "apply_patch: " + err.Error()}
+		}
+		c.Arguments = args
 		switch f.Action {
 		case PatchAdd, PatchMoveTo:
 			c.Tool = abi.ToolWrite
-			op, err := operation(writeTool, f.Path, cwd, facts)
-			if err != nil {
-				return nil, err
+			if withOperation {
+				op, err := operation(writeTool, f.Path, cwd, facts)
+				if err != nil {
+					return nil, err
+				}
+				c.Operation = op
 			}
-			c.Operation = op
 		default:
 			c.Tool, c.Operation = abi.ToolPatch, opModifyFile
 		}

@@ -23,10 +23,13 @@ func BenchmarkTranslate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := d.Request(ev, fx); err != nil {
+			calls, err := d.Request(ev, fx)
+			if err != nil {
 				b.Fatal(err)
 			}
-			_ = agents.CorrelationKey(ev)
+			if _, err := d.CorrelationKey(ev, calls); err != nil {
+				b.Fatal(err)
+			}
 			_ = d.Answer(ev, agents.Verdict{Decision: agents.Deny, Message: "permission denied"}, agents.AnswerOptions{})
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/server/wire"
 	"github.com/govhost/govhost/service"
 )
 
@@ -132,7 +133,7 @@ func New(cfg Config) (*Console, error) {
 			defer c.wg.Done()
 			defer cancel()
 			notifyLoop(c, events, func(ev service.BrokerEvent) (api.Approval, bool) {
-				return service.ApprovalOf(ev.Approval), ev.Kind == service.ApprovalPending
+				return wire.Approval(service.ApprovalOf(ev.Approval)), ev.Kind == service.ApprovalPending
 			})
 		}()
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/console"
+	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/service"
 )
@@ -106,11 +107,11 @@ func newEnv(t *testing.T, opts service.Options) *env {
 // hold starts a bash call the default policy sends to an approver and
 // returns its authorization and approval ids.
 func (e *env) hold(command string) (authz, approval string) {
-	res, err := e.svc.Authorize(context.Background(), e.task.TaskID, service.AuthorizeRequest{
+	res, err := e.svc.Authorize(context.Background(), e.task.TaskID, controller.Call{
 		Tool: "bash", Arguments: json.RawMessage(`{"command":` + string(mustJSON(command)) + `}`), AgentName: "coder", RunID: "run-7",
-	})
+	}, 0)
 	require.NoError(e.t, err)
-	require.Equal(e.t, api.DecisionPending, res.Decision)
+	require.Equal(e.t, service.DecisionPending, res.Decision)
 	return res.AuthorizationID, res.ApprovalID
 }
 
@@ -136,7 +137,7 @@ func (e *env) notification(approval string) console.Notification {
 	}
 }
 
-func (e *env) outcome(authz string) api.AuthorizeResult {
+func (e *env) outcome(authz string) service.AuthorizeResult {
 	res, err := e.svc.Wait(context.Background(), authz, 30*time.Second)
 	require.NoError(e.t, err)
 	return res
@@ -213,7 +214,7 @@ func TestSignedLink_WorksOnceThenFailsUsedExpiredOrChanged(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, page)
 	require.Contains(t, page, "Approved")
 	res := e.outcome(authz)
-	require.Equal(t, api.DecisionAllow, res.Decision, "the agent's call proceeds")
+	require.Equal(t, service.DecisionAllow, res.Decision, "the agent's call proceeds")
 	require.Equal(t, []string{"link:" + approval}, e.approvers())
 
 	status, page = e.confirm(n.ApproveURL, nil)
@@ -233,7 +234,7 @@ func TestSignedLink_WorksOnceThenFailsUsedExpiredOrChanged(t *testing.T) {
 	require.Contains(t, page, "expired")
 	// Still held: the console answers it.
 	require.NoError(t, e.svc.Resolve(approval2, service.ApprovalResolution{Decision: service.Reject}))
-	require.Equal(t, api.DecisionDeny, e.outcome(authz2).Decision)
+	require.Equal(t, service.DecisionDeny, e.outcome(authz2).Decision)
 }
 
 // A deny link carries the reason typed on its page to the agent.
@@ -244,7 +245,7 @@ func TestSignedLink_DenyWithReason(t *testing.T) {
 	status, page := e.confirm(n.DenyURL, url.Values{"reason": {"not during the freeze"}})
 	require.Equal(t, http.StatusOK, status, page)
 	res := e.outcome(authz)
-	require.Equal(t, api.DecisionDeny, res.Decision)
+	require.Equal(t, service.DecisionDeny, res.Decision)
 	require.Equal(t, "not during the freeze", res.Denial.Message)
 	require.Equal(t, []string{"link:" + approval}, e.approvers())
 }
@@ -346,7 +347,7 @@ func TestConsole_LoginCSRFAndBoundAnswers(t *testing.T) {
 
 	status, eb = post(t, c, target, e.url, csrf, allow)
 	require.Equal(t, http.StatusOK, status, eb.Error.Message)
-	require.Equal(t, api.DecisionAllow, e.outcome(authz).Decision)
+	require.Equal(t, service.DecisionAllow, e.outcome(authz).Decision)
 	status, eb = post(t, c, target, e.url, csrf, allow)
 	require.Equal(t, http.StatusConflict, status, "used once")
 	require.Equal(t, string(service.CodeApprovalNotFound), eb.Error.Code)
@@ -390,7 +391,7 @@ func TestApprovalTimeout_DeniesAsSystemTimeout(t *testing.T) {
 	e := newEnv(t, service.Options{ApprovalTimeout: 300 * time.Millisecond})
 	authz, approval := e.hold("kubectl delete pod x")
 	res := e.outcome(authz)
-	require.Equal(t, api.DecisionDeny, res.Decision)
+	require.Equal(t, service.DecisionDeny, res.Decision)
 	require.Contains(t, res.Denial.Message, "nobody answered")
 	require.Equal(t, []string{"system:timeout"}, e.approvers())
 	_, err := e.svc.PendingApproval(approval)
@@ -408,11 +409,11 @@ func TestDecisionEvents_VerdictsAndSlowReadersDropped(t *testing.T) {
 	require.NoError(t, err)
 	defer cancelSlow()
 	ctx := context.Background()
-	res, err := e.svc.Authorize(ctx, e.task.TaskID, service.AuthorizeRequest{Tool: "bash", Arguments: json.RawMessage(`{"command":"rm -rf /"}`), AgentName: "coder"})
+	res, err := e.svc.Authorize(ctx, e.task.TaskID, controller.Call{Tool: "bash", Arguments: json.RawMessage(`{"command":"rm -rf /"}`), AgentName: "coder"}, 0)
 	require.NoError(t, err)
-	require.Equal(t, api.DecisionDeny, res.Decision)
+	require.Equal(t, service.DecisionDeny, res.Decision)
 	ev := <-events
-	require.Equal(t, api.VerdictDeny, ev.Verdict)
+	require.Equal(t, service.VerdictDeny, ev.Verdict)
 	require.Equal(t, "bash", ev.Tool)
 	require.Equal(t, "coder", ev.AgentName)
 	require.Equal(t, res.Denial.ReasonCode, ev.ReasonCode)
@@ -422,7 +423,7 @@ func TestDecisionEvents_VerdictsAndSlowReadersDropped(t *testing.T) {
 	// 300 more verdicts: the reader that never reads is dropped (its
 	// channel closes); the calls all finished.
 	for i := 0; i < 300; i++ {
-		_, err := e.svc.Authorize(ctx, e.task.TaskID, service.AuthorizeRequest{Tool: "reader", Operation: "read_file", Arguments: json.RawMessage(`{"path":"README.md"}`)})
+		_, err := e.svc.Authorize(ctx, e.task.TaskID, controller.Call{Tool: "reader", Operation: "read_file", Arguments: json.RawMessage(`{"path":"README.md"}`)}, 0)
 		require.NoError(t, err)
 		if i < 200 {
 			<-events

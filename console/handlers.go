@@ -13,6 +13,7 @@ import (
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/sse"
+	"github.com/govhost/govhost/server/wire"
 	"github.com/govhost/govhost/service"
 )
 
@@ -53,7 +54,7 @@ func (c *Console) sessionInfo(w http.ResponseWriter, _ *http.Request, s *session
 }
 
 func (c *Console) approvals(w http.ResponseWriter, _ *http.Request, _ *session) {
-	writeJSON(w, http.StatusOK, api.ApprovalList{Approvals: c.svc.PendingApprovalList()})
+	writeJSON(w, http.StatusOK, api.ApprovalList{Approvals: wire.Approvals(c.svc.PendingApprovalList())})
 }
 
 // resolveBody is what the page sends to approve or deny.
@@ -127,14 +128,14 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *session) {
 					approvals = nil
 					continue
 				}
-				ev = consoleEvent{string(a.Kind), service.ApprovalOf(a.Approval)}
+				ev = consoleEvent{string(a.Kind), wire.Approval(service.ApprovalOf(a.Approval))}
 			case d, ok := <-decisions:
 				if !ok {
 					// Dropped for falling behind (or shut down): end the
 					// stream; the page reconnects and reloads the lists.
 					return
 				}
-				ev = consoleEvent{"decision", d}
+				ev = consoleEvent{"decision", wire.DecisionEvent(d)}
 			case <-done:
 				return
 			}
@@ -152,7 +153,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *session) {
 }
 
 func (c *Console) tasks(w http.ResponseWriter, r *http.Request, _ *session) {
-	writeJSON(w, http.StatusOK, map[string]any{"tasks": c.svc.Tasks(r.Context())})
+	writeJSON(w, http.StatusOK, map[string]any{"tasks": wire.TaskStates(c.svc.Tasks(r.Context()))})
 }
 
 func pathUUID(w http.ResponseWriter, r *http.Request, name string) (uuid.UUID, bool) {
@@ -205,7 +206,7 @@ func (c *Console) certificate(w http.ResponseWriter, r *http.Request, _ *session
 		c.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, cert)
+	writeJSON(w, http.StatusOK, wire.Certificate(cert))
 }
 
 func (c *Console) bundle(w http.ResponseWriter, r *http.Request, _ *session) {
@@ -229,7 +230,7 @@ func (c *Console) policy(w http.ResponseWriter, r *http.Request, _ *session) {
 		c.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, p)
+	writeJSON(w, http.StatusOK, wire.GoverningPolicy(p))
 }
 
 // linkView is what the confirmation page of a signed link shows.
@@ -259,7 +260,8 @@ func (c *Console) linkPage(w http.ResponseWriter, r *http.Request) {
 	} else if a.ArgumentDigest != l.ArgumentDigest {
 		status, view.Problem = http.StatusConflict, "The held call's arguments are not the ones this link was made for."
 	} else {
-		view.Approval = &a
+		held := wire.Approval(a)
+		view.Approval = &held
 		var pretty bytes.Buffer
 		if json.Indent(&pretty, a.Arguments, "", "  ") == nil {
 			view.Args = pretty.String()

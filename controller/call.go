@@ -20,6 +20,13 @@ type Call struct {
 	Action string
 	// Arguments is the JSON object of arguments as the model produced it.
 	Arguments json.RawMessage
+	// Parsed, when set, is the call's arguments already decoded,
+	// canonicalised and hashed by the edge (governance.NewArguments or
+	// ParseArguments); the controller takes it as is and Arguments is not
+	// read. An edge that had to decode the arguments anyway (a coding
+	// agent's hook reshapes the tool input) passes them on this way, so a
+	// call's arguments are parsed once.
+	Parsed *governance.Arguments
 	// Cwd is the absolute directory relative path arguments are joined to.
 	Cwd string
 	// PathArgs names the arguments that carry paths, for tools whose names
@@ -42,6 +49,15 @@ type Call struct {
 // object (governance.ErrArgumentsNotObject, named here for callers of
 // the controller).
 var ErrArgumentsNotObject = governance.ErrArgumentsNotObject
+
+// arguments is the call's canonical argument object: Parsed when the
+// edge has it, else Arguments parsed now.
+func (c Call) arguments() (governance.Arguments, error) {
+	if c.Parsed != nil {
+		return *c.Parsed, nil
+	}
+	return governance.ParseArguments(c.Arguments)
+}
 
 // action is the LionAGI action of these arguments: ADR-0086 D2's chain calls
 // every hook with args.get("action", "") of the current arguments, so a

@@ -59,7 +59,7 @@ type DryRunResult struct {
 // absolute): the call could not run.
 func DryRun(ctx context.Context, gates GateProvider, snap governance.PolicySnapshot, call Call, opts DryRunOptions) (DryRunResult, error) {
 	call = call.withContext(opts.Context)
-	args, err := governance.ParseArguments(call.Arguments)
+	args, err := call.arguments()
 	if err != nil {
 		return DryRunResult{}, err
 	}

@@ -179,6 +179,52 @@ func TestObservationProjector_IdentifiersOnlyAndNeverBlocks(t *testing.T) {
 	e.requireVerifies()
 }
 
+// A watcher is told only of the records it picks, while a plain
+// subscriber on the same projector is still told of every one.
+func TestObservationProjector_WatchPicksRecords(t *testing.T) {
+	e := newEnv(t, []binding{hard("g", answer(abi.DecisionAllow, "ok"))})
+	var mu sync.Mutex
+	var picked, all []controller.Observation
+	var asked int
+	cancelWatch := e.proj.Watch(func(r governance.EvidenceRecord) bool {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		return r.RecordType == governance.CallableCompleted
+	}, 64, func(o controller.Observation) {
+		mu.Lock()
+		picked = append(picked, o)
+		mu.Unlock()
+	})
+	cancelAll := e.proj.Subscribe(64, func(o controller.Observation) {
+		mu.Lock()
+		all = append(all, o)
+		mu.Unlock()
+	})
+	for i := 0; i < 2; i++ {
+		_, err := e.invoke("bash", `{"command":"ls"}`)
+		require.NoError(t, err)
+	}
+	cancelWatch()
+	cancelAll()
+	recs := e.records()
+	require.Equal(t, len(recs), asked, "the watcher is asked about every committed record")
+	require.Len(t, all, len(recs))
+	var want []string
+	for _, r := range recs {
+		if r.RecordType == governance.CallableCompleted {
+			want = append(want, r.RecordID.String())
+		}
+	}
+	require.Len(t, want, 2)
+	var got []string
+	for _, o := range picked {
+		require.Equal(t, string(governance.CallableCompleted), o.RecordType)
+		got = append(got, o.RecordID)
+	}
+	require.Equal(t, want, got)
+}
+
 // downPolicies is a policy store whose database went away: Get fails with
 // governance.ErrStoreUnavailable once down is set.
 type downPolicies struct {

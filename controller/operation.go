@@ -157,7 +157,7 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if err := callerCtx.Err(); err != nil {
 		return nil, err
 	}
-	args, err := governance.ParseArguments(op.call.Arguments)
+	args, err := op.call.arguments()
 	if err != nil {
 		return nil, err
 	}

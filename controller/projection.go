@@ -33,6 +33,8 @@ type ObservationProjector struct {
 type subscriber struct {
 	ch   chan Observation
 	done chan struct{}
+	// want, when set, picks the records this subscriber is told of.
+	want func(governance.EvidenceRecord) bool
 }
 
 // NewObservationProjector returns a projector with no subscribers.
@@ -44,10 +46,20 @@ func NewObservationProjector() *ObservationProjector {
 // most buffer pending observations (at least 1). The returned cancel stops
 // delivery and waits for fn to return.
 func (p *ObservationProjector) Subscribe(buffer int, fn func(Observation)) (cancel func()) {
+	return p.Watch(nil, buffer, fn)
+}
+
+// Watch is Subscribe for the records want picks: fn is told only of
+// those, and a record no subscriber wants costs no observation (every
+// governed call commits six records; the engine's sealer wants one record
+// a task). want runs on the appending goroutine, once a committed record,
+// under no lock of the store's: it must be quick and must not block. A
+// nil want picks every record.
+func (p *ObservationProjector) Watch(want func(governance.EvidenceRecord) bool, buffer int, fn func(Observation)) (cancel func()) {
 	if buffer < 1 {
 		buffer = 1
 	}
-	s := &subscriber{ch: make(chan Observation, buffer), done: make(chan struct{})}
+	s := &subscriber{ch: make(chan Observation, buffer), done: make(chan struct{}), want: want}
 	p.mu.Lock()
 	p.subs[s] = struct{}{}
 	p.mu.Unlock()
@@ -84,6 +96,25 @@ func (p *ObservationProjector) Project(r governance.EvidenceRecord) {
 	if len(p.subs) == 0 {
 		return // nobody listens: no observation to build (the common case on the hot path)
 	}
+	var o Observation
+	built := false
+	for s := range p.subs {
+		if s.want != nil && !s.want(r) {
+			continue
+		}
+		if !built {
+			o, built = observationOf(r), true
+		}
+		select {
+		case s.ch <- o:
+		default:
+			p.dropped.Add(1)
+		}
+	}
+}
+
+// observationOf is what subscribers are told of r.
+func observationOf(r governance.EvidenceRecord) Observation {
 	o := Observation{
 		ChainID: r.ChainID.String(), RecordID: r.RecordID.String(), RecordType: string(r.RecordType),
 		ChainHash: r.ChainHash, PolicyVersion: r.PolicyVersion,
@@ -91,13 +122,7 @@ func (p *ObservationProjector) Project(r governance.EvidenceRecord) {
 	if r.OperationID.Valid {
 		o.OperationID = r.OperationID.UUID.String()
 	}
-	for s := range p.subs {
-		select {
-		case s.ch <- o:
-		default:
-			p.dropped.Add(1)
-		}
-	}
+	return o
 }
 
 // Dropped counts observations lost to full subscriber queues.

@@ -122,15 +122,19 @@ func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID
 			SupersedesRecordID: s.supersedes,
 		})
 	}
-	// One pass over one buffer for the whole batch (governance.NextRecords).
-	recs, err := governance.NextRecords(head, batch)
+	// One pass over one buffer for the whole batch (governance.SealRecords),
+	// which the store's integrity check reads again instead of re-encoding
+	// (evidence.AppendSealed).
+	sealed, err := governance.SealRecords(head, batch)
 	if err != nil {
 		return nil, err
 	}
+	defer sealed.Release()
+	recs := sealed.Records()
 	if unsynced {
 		return recs, c.cfg.Evidence.(evidence.UnsyncedAppender).AppendBatchUnsynced(ctx, recs)
 	}
-	_, err = evidence.AppendAll(ctx, c.cfg.Evidence, recs)
+	_, err = evidence.AppendSealed(ctx, c.cfg.Evidence, sealed)
 	return recs, err
 }
 

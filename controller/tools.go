@@ -146,7 +146,7 @@ func (m *Manager) Invoke(ctx context.Context, call Call, opctx *governance.Opera
 		return nil, err
 	}
 	if rt.binding == nil {
-		args, err := governance.ParseArguments(call.Arguments)
+		args, err := call.arguments()
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/govhost/govhost/governance"
 )
 
@@ -26,6 +28,16 @@ func CheckRecords(ctx context.Context, records []governance.EvidenceRecord) erro
 		}
 	}
 	return nil
+}
+
+// CheckSealed is step 1 for a sealed batch (SealedAppender): the caller's
+// context, then the batch's integrity check, which answers as
+// CheckRecords would on its records.
+func CheckSealed(ctx context.Context, b *governance.SealedBatch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.CheckIntegrity()
 }
 
 // CheckPosition checks that r is the next record after head: sequence
@@ -55,25 +67,62 @@ func CheckBatch(head governance.ChainHead, records []governance.EvidenceRecord) 
 	if len(records) == 0 {
 		return nil
 	}
+	seen := seenInBatch{records: records}
 	chain := records[0].ChainID
-	ids := make(map[[16]byte]bool, len(records))
-	hashes := make(map[string]bool, len(records))
-	for _, r := range records {
+	for i, r := range records {
 		if r.ChainID != chain {
 			return ErrBatchChains
 		}
-		if ids[r.RecordID] {
-			return DuplicateID(r)
-		}
-		if hashes[r.ChainHash] {
-			return DuplicateHash(r)
+		if err := seen.repeated(i); err != nil {
+			return err
 		}
 		if err := CheckPosition(head, r); err != nil {
 			return err
 		}
-		ids[r.RecordID], hashes[r.ChainHash] = true, true
 		head = r.Head()
 	}
+	return nil
+}
+
+// seenInBatch finds a record id or chain hash that repeats inside a batch:
+// an operation's batch (a few records) by comparing with the records
+// before, without allocating; a longer one (an import) through two maps.
+type seenInBatch struct {
+	records []governance.EvidenceRecord
+	ids     map[uuid.UUID]bool
+	hashes  map[string]bool
+}
+
+// smallBatch is the longest batch checked by comparison.
+const smallBatch = 16
+
+// repeated reports records[i] if its id or chain hash is one of the
+// records before it.
+func (s *seenInBatch) repeated(i int) error {
+	r := s.records[i]
+	if len(s.records) <= smallBatch {
+		for _, prev := range s.records[:i] {
+			if prev.RecordID == r.RecordID {
+				return DuplicateID(r)
+			}
+		}
+		for _, prev := range s.records[:i] {
+			if prev.ChainHash == r.ChainHash {
+				return DuplicateHash(r)
+			}
+		}
+		return nil
+	}
+	if s.ids == nil {
+		s.ids, s.hashes = make(map[uuid.UUID]bool, len(s.records)), make(map[string]bool, len(s.records))
+	}
+	if s.ids[r.RecordID] {
+		return DuplicateID(r)
+	}
+	if s.hashes[r.ChainHash] {
+		return DuplicateHash(r)
+	}
+	s.ids[r.RecordID], s.hashes[r.ChainHash] = true, true
 	return nil
 }
 

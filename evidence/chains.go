@@ -46,5 +46,5 @@ func (s *MemStore) Chains(ctx context.Context, after uuid.UUID, limit int) ([]uu
 func (c *memChain) hasRecords() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.records) > 0
+	return c.n > 0
 }

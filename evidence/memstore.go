@@ -2,6 +2,8 @@ package evidence
 
 import (
 	"context"
+	"crypto/sha256"
+	"math"
 	"sync"
 
 	"github.com/google/uuid"
@@ -12,21 +14,34 @@ import (
 // MemStore is the in-memory reference Store: the full conflict and verifier
 // contract, one lock per chain, nothing durable. It also implements
 // BatchAppender. The zero value is not usable; call NewMemStore.
+//
+// Its bookkeeping is shaped for a long-running process that appends a few
+// records a call: a chain's records live in fixed-size chunks (a growing
+// chain never copies what it holds), and the chain-hash index is keyed by
+// the hash's 32 bytes, so the garbage collector has no pointer to follow
+// in either index.
 type MemStore struct {
 	mu     sync.Mutex // guards chains and the two indexes, never held while hashing
 	chains map[uuid.UUID]*memChain
 	ids    map[uuid.UUID]struct{}
-	hashes map[string]struct{}
+	hashes map[[sha256.Size]byte]struct{}
 }
 
 type memChain struct {
-	mu      sync.Mutex // serializes appends to this chain
-	records []governance.EvidenceRecord
+	mu sync.Mutex // serializes appends to this chain
+	// chunks hold the records in order, each chunk memChunk records long
+	// but the last; records are never modified in place.
+	chunks [][]governance.EvidenceRecord
+	n      int
 }
 
+// memChunk is how many records one chunk of a chain holds.
+const memChunk = 64
+
 var (
-	_ Store         = (*MemStore)(nil)
-	_ BatchAppender = (*MemStore)(nil)
+	_ Store          = (*MemStore)(nil)
+	_ BatchAppender  = (*MemStore)(nil)
+	_ SealedAppender = (*MemStore)(nil)
 )
 
 // NewMemStore returns an empty store.
@@ -34,7 +49,7 @@ func NewMemStore() *MemStore {
 	return &MemStore{
 		chains: make(map[uuid.UUID]*memChain),
 		ids:    make(map[uuid.UUID]struct{}),
-		hashes: make(map[string]struct{}),
+		hashes: make(map[[sha256.Size]byte]struct{}),
 	}
 }
 
@@ -63,16 +78,36 @@ func (s *MemStore) AppendBatch(ctx context.Context, records []governance.Evidenc
 	if err := CheckRecords(ctx, records); err != nil || len(records) == 0 {
 		return nil, err
 	}
+	return s.commit(records)
+}
+
+// AppendSealed implements SealedAppender.
+func (s *MemStore) AppendSealed(ctx context.Context, b *governance.SealedBatch) ([]governance.AppendReceipt, error) {
+	records := b.Records()
+	if err := CheckSealed(ctx, b); err != nil || len(records) == 0 {
+		return nil, err
+	}
+	return s.commit(records)
+}
+
+// commit is steps 2 and 3 and the append, for records that passed step 1.
+func (s *MemStore) commit(records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
+	// NB: CheckRecords has checked every chain hash is 64 lowercase hex.
+	var small [8][sha256.Size]byte
+	keys := small[:0]
+	for _, r := range records {
+		keys = append(keys, hashKey(r.ChainHash))
+	}
 	c := s.chain(records[0].ChainID, true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.mu.Lock()
-	for _, r := range records {
+	for i, r := range records {
 		if _, dup := s.ids[r.RecordID]; dup {
 			s.mu.Unlock()
 			return nil, DuplicateID(r)
 		}
-		if _, dup := s.hashes[r.ChainHash]; dup {
+		if _, dup := s.hashes[keys[i]]; dup {
 			s.mu.Unlock()
 			return nil, DuplicateHash(r)
 		}
@@ -84,31 +119,75 @@ func (s *MemStore) AppendBatch(ctx context.Context, records []governance.Evidenc
 	receipts := make([]governance.AppendReceipt, len(records))
 	for i, r := range records {
 		s.ids[r.RecordID] = struct{}{}
-		s.hashes[r.ChainHash] = struct{}{}
+		s.hashes[keys[i]] = struct{}{}
 		receipts[i] = governance.ReceiptFor(r)
 	}
 	s.mu.Unlock()
-	c.records = append(c.records, records...)
+	c.add(records)
 	return receipts, nil
 }
 
-func (c *memChain) head() governance.ChainHead {
-	if len(c.records) == 0 {
-		return governance.EmptyHead
+// hashKey is a chain hash's 32 bytes; h is 64 lowercase hex digits
+// (checked by CheckRecords).
+func hashKey(h string) [sha256.Size]byte {
+	var k [sha256.Size]byte
+	for i := range k {
+		k[i] = unhex(h[2*i])<<4 | unhex(h[2*i+1])
 	}
-	return c.records[len(c.records)-1].Head()
+	return k
 }
 
-// snapshot returns the chain's records as of now. Records are never
-// modified in place, so the returned prefix stays valid while appends go on.
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+// add appends records to the chain's chunks; the caller holds c.mu.
+func (c *memChain) add(records []governance.EvidenceRecord) {
+	for len(records) > 0 {
+		if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == memChunk {
+			c.chunks = append(c.chunks, make([]governance.EvidenceRecord, 0, memChunk))
+		}
+		last := &c.chunks[len(c.chunks)-1]
+		n := min(memChunk-len(*last), len(records))
+		*last = append(*last, records[:n]...)
+		records = records[n:]
+		c.n += n
+	}
+}
+
+// at returns the record at index i; the caller holds c.mu.
+func (c *memChain) at(i int) *governance.EvidenceRecord {
+	return &c.chunks[i/memChunk][i%memChunk]
+}
+
+func (c *memChain) head() governance.ChainHead {
+	if c.n == 0 {
+		return governance.EmptyHead
+	}
+	return c.at(c.n - 1).Head()
+}
+
+// copyFrom returns a copy of the chain's records from index start on.
+func (c *memChain) copyFrom(start int) []governance.EvidenceRecord {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]governance.EvidenceRecord, 0, max(c.n-start, 0))
+	for i := start; i < c.n; i++ {
+		out = append(out, *c.at(i))
+	}
+	return out
+}
+
+// snapshot returns a copy of the chain's records as of now.
 func (s *MemStore) snapshot(id uuid.UUID) []governance.EvidenceRecord {
 	c := s.chain(id, false)
 	if c == nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.records[:len(c.records):len(c.records)]
+	return c.copyFrom(0)
 }
 
 // Read implements Store.
@@ -116,16 +195,16 @@ func (s *MemStore) Read(ctx context.Context, chainID uuid.UUID, afterSequence in
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	recs := s.snapshot(chainID)
-	// NB: compare before adding one, so afterSequence = MaxInt64 cannot wrap.
-	if afterSequence >= int64(len(recs))-1 {
+	c := s.chain(chainID, false)
+	if c == nil {
 		return []governance.EvidenceRecord{}, nil
 	}
-	start := afterSequence + 1
-	if start < 0 {
-		start = 0
+	// NB: clamp before adding one, so afterSequence = MaxInt64 cannot wrap.
+	start := int64(0)
+	if afterSequence >= 0 {
+		start = min(afterSequence, math.MaxInt32-1) + 1
 	}
-	return append([]governance.EvidenceRecord(nil), recs[start:]...), nil
+	return c.copyFrom(int(start)), nil
 }
 
 // Head implements Store.
@@ -133,11 +212,13 @@ func (s *MemStore) Head(ctx context.Context, chainID uuid.UUID) (governance.Chai
 	if err := ctx.Err(); err != nil {
 		return governance.EmptyHead, err
 	}
-	recs := s.snapshot(chainID)
-	if len(recs) == 0 {
+	c := s.chain(chainID, false)
+	if c == nil {
 		return governance.EmptyHead, nil
 	}
-	return recs[len(recs)-1].Head(), nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.head(), nil
 }
 
 // Verify implements Store.
@@ -153,18 +234,22 @@ func (s *MemStore) Verify(ctx context.Context, chainID uuid.UUID, expectedHead s
 // cases: an in-memory store has no disk to corrupt.
 func (s *MemStore) tamper(chainID uuid.UUID, i int, mutate func(*governance.EvidenceRecord)) {
 	c := s.chain(chainID, false)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	recs := append([]governance.EvidenceRecord(nil), c.records...)
+	recs := c.copyFrom(0)
 	mutate(&recs[i])
-	c.records = recs
+	c.replace(recs)
 }
 
 // remove deletes the record at index i, bypassing every check (tamper cases).
 func (s *MemStore) remove(chainID uuid.UUID, i int) {
 	c := s.chain(chainID, false)
+	recs := c.copyFrom(0)
+	c.replace(append(recs[:i], recs[i+1:]...))
+}
+
+// replace makes recs the chain's records, in new chunks (tamper cases).
+func (c *memChain) replace(recs []governance.EvidenceRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	recs := append([]governance.EvidenceRecord(nil), c.records[:i]...)
-	c.records = append(recs, c.records[i+1:]...)
+	c.chunks, c.n = nil, 0
+	c.add(recs)
 }

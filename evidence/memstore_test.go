@@ -1,9 +1,12 @@
 package evidence_test
 
 import (
+	"context"
+	"math"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/evidence/storetest"
@@ -24,4 +27,57 @@ func TestMemStore_Conformance(t *testing.T) {
 
 func TestMemStore_Chains(t *testing.T) {
 	storetest.RunChainLister(t, storetest.Harness{New: func(t *testing.T) evidence.Store { return evidence.NewMemStore() }})
+}
+
+// A chain longer than one of the store's chunks reads, heads, verifies
+// and refuses a replay like a short one, from every starting point.
+func TestMemStore_ChainAcrossChunks(t *testing.T) {
+	ctx := context.Background()
+	s := evidence.NewMemStore()
+	chain, recs := storetest.Fill(t, s, 150)
+	for _, after := range []int64{-7, -1, 0, 62, 63, 64, 127, 128, 148, 149, 150, math.MaxInt64} {
+		got, err := s.Read(ctx, chain, after)
+		require.NoError(t, err)
+		start := min(max(after, -1), int64(len(recs))-1) + 1
+		want := recs[start:]
+		require.Equal(t, append([]governance.EvidenceRecord{}, want...), got, "after %d", after)
+	}
+	head, err := s.Head(ctx, chain)
+	require.NoError(t, err)
+	require.Equal(t, recs[149].Head(), head)
+	res, err := s.Verify(ctx, chain, recs[149].ChainHash)
+	require.NoError(t, err)
+	require.True(t, res.Valid)
+	require.Equal(t, int64(150), res.CheckedRecords)
+	_, err = s.Append(ctx, recs[70])
+	var ce *governance.EvidenceConflictError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, governance.ConflictDuplicateRecordID, ce.Kind)
+}
+
+// CheckBatch finds a record id or a chain hash repeated inside a batch,
+// in an operation's short batch and in a long one alike.
+func TestCheckBatch_RepeatsInsideTheBatch(t *testing.T) {
+	for _, n := range []int{3, 40} {
+		chain := uuid.New()
+		head := governance.EmptyHead
+		var recs []governance.EvidenceRecord
+		for range n {
+			r := storetest.Next(t, head, chain)
+			recs = append(recs, r)
+			head = r.Head()
+		}
+		require.NoError(t, evidence.CheckBatch(governance.EmptyHead, recs))
+
+		sameID := append([]governance.EvidenceRecord{}, recs...)
+		sameID[n-1].RecordID = sameID[0].RecordID
+		var ce *governance.EvidenceConflictError
+		require.ErrorAs(t, evidence.CheckBatch(governance.EmptyHead, sameID), &ce)
+		require.Equal(t, governance.ConflictDuplicateRecordID, ce.Kind, "batch of %d", n)
+
+		sameHash := append([]governance.EvidenceRecord{}, recs...)
+		sameHash[n-1].ChainHash = sameHash[1].ChainHash
+		require.ErrorAs(t, evidence.CheckBatch(governance.EmptyHead, sameHash), &ce)
+		require.Equal(t, governance.ConflictDuplicateHash, ce.Kind, "batch of %d", n)
+	}
 }

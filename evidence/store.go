@@ -60,6 +60,26 @@ type UnsyncedAppender interface {
 	AppendBatchUnsynced(ctx context.Context, records []governance.EvidenceRecord) error
 }
 
+// SealedAppender is an optional capability: AppendBatch for a batch that
+// governance.SealRecords built. The store's integrity check (step 1,
+// CheckSealed) recomputes both hashes of every record as for any batch,
+// but reuses what the builder knows of each unchanged payload (its
+// canonical text and escaped form) instead of scanning and escaping it
+// again. Results and errors are AppendBatch's.
+type SealedAppender interface {
+	AppendSealed(ctx context.Context, b *governance.SealedBatch) ([]governance.AppendReceipt, error)
+}
+
+// AppendSealed appends a sealed batch's records atomically: through
+// SealedAppender when s has it, otherwise as AppendAll does. The caller
+// releases b after.
+func AppendSealed(ctx context.Context, s Store, b *governance.SealedBatch) ([]governance.AppendReceipt, error) {
+	if sa, ok := s.(SealedAppender); ok {
+		return sa.AppendSealed(ctx, b)
+	}
+	return AppendAll(ctx, s, b.Records())
+}
+
 // ErrBatchChains refuses a batch whose records are not all on one chain.
 var ErrBatchChains = errors.New("evidence: a batch must hold records of one chain")
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 )
 
 // ErrArgumentsNotObject refuses a call whose arguments are not a JSON object.
@@ -29,24 +30,44 @@ type Arguments struct {
 }
 
 // ParseArguments decodes a call's argument object, keeping the caller's
-// key order and exact numbers. Empty input means {}.
+// key order and exact numbers, and canonicalises and hashes it: the one
+// parse of a call's arguments (DecodeArguments, then NewArguments). Empty
+// input means {}.
 func ParseArguments(raw json.RawMessage) (Arguments, error) {
+	obj, order, err := DecodeArguments(raw)
+	if err != nil {
+		return Arguments{}, err
+	}
+	return NewArguments(obj, order)
+}
+
+// DecodeArguments is the one decode of a call's argument object: the value
+// (numbers as json.Number) and its keys in the caller's order, not yet
+// canonical. An edge that reshapes the arguments before they are governed
+// (a coding agent's hook renames its tool input's fields) decodes with it,
+// reshapes the decoded object and hands the result to NewArguments, so
+// the arguments are read once. Empty input means {}; a value that is not
+// an object is ErrArgumentsNotObject.
+func DecodeArguments(raw json.RawMessage) (map[string]any, []string, error) {
+	countDecode()
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	obj, order, err := ParseObject(raw)
 	if errors.Is(err, ErrNotObject) {
-		return Arguments{}, ErrArgumentsNotObject
+		return nil, nil, ErrArgumentsNotObject
 	}
 	if err != nil {
-		return Arguments{}, fmt.Errorf("governance: tool arguments: %w", err)
+		return nil, nil, fmt.Errorf("governance: tool arguments: %w", err)
 	}
-	return NewArguments(obj, order)
+	return obj, order, nil
 }
 
 // NewArguments canonicalises and hashes an argument object already
-// decoded (numbers as json.Number); order is the caller's key order.
+// decoded (numbers as json.Number); order is the caller's key order. It
+// is the one canonicalisation of a version of a call's arguments.
 func NewArguments(obj map[string]any, order []string) (Arguments, error) {
+	countCanonicalisation()
 	text, err := canonicalArguments(obj)
 	if err != nil {
 		return Arguments{}, err
@@ -126,12 +147,62 @@ func (a Arguments) FieldNames() []string {
 	return names
 }
 
-// ForCallable decodes the arguments the way encoding/json would for a Go
-// tool: numbers as float64.
+// ForCallable returns the arguments as encoding/json would decode
+// Canonical for a Go tool (numbers as float64), in a copy of their own:
+// the callable may change it. It copies the already parsed Value instead
+// of decoding the text a second time (a dozen allocations a governed
+// call); a value the copy cannot vouch for (a number float64 cannot hold,
+// a type the parser never produces) is decoded from Canonical, so the
+// result and its errors stay encoding/json's (fuzzed:
+// FuzzForCallable_SameAsEncodingJSON).
 func (a Arguments) ForCallable() (map[string]any, error) {
+	if out, ok := callableObject(a.Value); ok {
+		return out, nil
+	}
 	var out map[string]any
 	if err := json.Unmarshal(a.Canonical, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+func callableObject(obj map[string]any) (map[string]any, bool) {
+	if obj == nil {
+		return nil, false
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		c, ok := callableValue(v)
+		if !ok {
+			return nil, false
+		}
+		out[k] = c
+	}
+	return out, true
+}
+
+// callableValue is v as encoding/json decodes it into an interface:
+// strings, booleans and null are immutable and returned as they are (no
+// new allocation), numbers become float64, lists and objects are copied.
+func callableValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool, string:
+		return v, true
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		return f, err == nil
+	case map[string]any:
+		return callableObject(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, ok := callableValue(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	}
+	return nil, false
 }

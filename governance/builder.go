@@ -46,18 +46,113 @@ func NextRecord(head ChainHead, spec RecordSpec) (EvidenceRecord, error) {
 // into its chain input, every text is hashed once, and the payloads and
 // digests of the batch become one string, which the records share.
 func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
-	const hexLen = 2 * sha256.Size
 	w := batchPool.Get().(*batchWriter)
-	defer batchPool.Put(w)
+	defer w.release()
+	return w.build(head, specs)
+}
+
+// SealRecords is NextRecords for a batch on its way to a store: the batch
+// keeps each payload's text and escaped form, so that the store's
+// integrity check (ADR-0087 D3) recomputes both hashes from the records'
+// fields without escaping and scanning every payload a second time
+// (SealedBatch.CheckIntegrity). Release the batch once it is appended.
+func SealRecords(head ChainHead, specs []RecordSpec) (*SealedBatch, error) {
+	w := batchPool.Get().(*batchWriter)
+	recs, err := w.build(head, specs)
+	if err != nil {
+		w.release()
+		return nil, err
+	}
+	w.sealed = SealedBatch{recs: recs, w: w}
+	return &w.sealed, nil
+}
+
+// SealedBatch is a batch of records as SealRecords built them, with what
+// its builder knows: the text of every payload, which the canonical
+// encoder wrote, and that text escaped as the chain input embeds it.
+// Only SealRecords makes one.
+type SealedBatch struct {
+	recs []EvidenceRecord
+	w    *batchWriter
+}
+
+// Records returns the batch's records; they belong to the caller.
+// Changing one is allowed and is caught by CheckIntegrity as it would be
+// on any record.
+func (b *SealedBatch) Records() []EvidenceRecord { return b.recs }
+
+// CheckIntegrity is EvidenceRecord.CheckIntegrity for every record of the
+// batch, with the same result and the same error, at less cost: a record
+// whose payload_json is still the text its builder wrote is not scanned
+// for canonical form again (the canonical encoder wrote it, fuzzed against
+// the checker: FuzzNextRecords_SameAsTheReference) and is not escaped
+// again (its escaped form is the builder's); both hashes are recomputed
+// all the same, the chain hash over the chain input rebuilt from the
+// record's fields. Any record that differs from what its builder wrote
+// gets the full check.
+func (b *SealedBatch) CheckIntegrity() error {
+	bp := chainBufPool.Get().(*[]byte)
+	defer chainBufPool.Put(bp)
+	buf := (*bp)[:0]
+	for i := range b.recs {
+		r := &b.recs[i]
+		sealedOK, err := b.checkSealed(i, buf)
+		if err == nil && sealedOK {
+			continue
+		}
+		// NB: the full check names what failed, exactly as for any record.
+		if err := r.CheckIntegrity(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSealed reports whether record i passes the integrity check on the
+// builder's payload text and escape; false means "check it in full".
+func (b *SealedBatch) checkSealed(i int, buf []byte) (bool, error) {
+	r, w := &b.recs[i], b.w
+	if r.PayloadJSON != w.payloads[i] || r.HashAlgorithm != HashAlgorithm || r.Validate() != nil {
+		return false, nil
+	}
+	if !hexEqual(sumString(r.PayloadJSON), r.PayloadDigest) {
+		return false, nil
+	}
+	buf, err := appendChainInputHead(buf, r, r.PayloadDigest)
+	if err != nil {
+		return false, err
+	}
+	buf = append(buf, w.esc[w.escAt[i]:w.escAt[i+1]]...)
+	if buf, err = appendChainInputTail(buf, r, r.PreviousChainHash); err != nil {
+		return false, err
+	}
+	return hexEqual(sha256.Sum256(buf), r.ChainHash), nil
+}
+
+// Release returns the batch's buffers for reuse; the records stay the
+// caller's. The batch must not be used after.
+func (b *SealedBatch) Release() {
+	if w := b.w; w != nil {
+		b.recs, b.w = nil, nil
+		w.release()
+	}
+}
+
+// build writes the records of specs after head (NextRecords).
+func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
+	const hexLen = 2 * sha256.Size
 	// text holds head's hash, then for each record its payload, payload
 	// digest and chain hash; at[i] is where record i's payload starts.
-	text, at, chain := w.text[:0], w.at[:0], w.chain[:0]
-	defer func() { w.text, w.at, w.chain = text[:0], at[:0], chain[:0] }()
+	// esc holds the escaped payloads, record i's from escAt[i] to
+	// escAt[i+1].
+	text, at, chain, esc, escAt := w.text[:0], w.at[:0], w.chain[:0], w.esc[:0], w.escAt[:0]
+	defer func() { w.text, w.at, w.chain, w.esc, w.escAt = text, at, chain, esc, escAt }()
 	if !head.IsEmpty() {
 		text = append(text, head.Hash...)
 	}
 	prevStart, prevEnd := 0, len(text)
 	recs := make([]EvidenceRecord, len(specs))
+	escAt = append(escAt, 0)
 	for i, spec := range specs {
 		payload := spec.Payload
 		if payload == nil {
@@ -75,6 +170,8 @@ func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 		}
 		end := len(text)
 		text = appendHexSum(text, sha256.Sum256(text[start:end]))
+		esc = appendEscaped(esc, text[start:end])
+		escAt = append(escAt, len(esc))
 		created := spec.CreatedAt
 		if created.IsZero() {
 			created = time.Now()
@@ -93,7 +190,11 @@ func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 		if head.IsEmpty() {
 			r.Sequence = int64(i)
 		}
-		if chain, err = appendChainInputOf(chain[:0], r, text[start:end], text[end:end+hexLen], text[prevStart:prevEnd]); err != nil {
+		if chain, err = appendChainInputHead(chain[:0], r, text[end:end+hexLen]); err != nil {
+			return nil, err
+		}
+		chain = append(chain, esc[escAt[i]:escAt[i+1]]...)
+		if chain, err = appendChainInputTail(chain, r, text[prevStart:prevEnd]); err != nil {
 			return nil, err
 		}
 		text = appendHexSum(text, sha256.Sum256(chain))
@@ -110,6 +211,7 @@ func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 	}
 	all := string(text) // NB: the one allocation of the batch's texts
 	prev := all[:at0(at, len(all))]
+	payloads := w.payloads[:0]
 	for i := range recs {
 		p := at[i]
 		end := len(all) - 2*hexLen
@@ -120,7 +222,9 @@ func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 		recs[i].PayloadDigest = all[end : end+hexLen]
 		recs[i].ChainHash = all[end+hexLen : end+2*hexLen]
 		recs[i].PreviousChainHash, prev = prev, recs[i].ChainHash
+		payloads = append(payloads, recs[i].PayloadJSON)
 	}
+	w.payloads = payloads
 	return recs, nil
 }
 
@@ -142,14 +246,28 @@ func at0(at []int, n int) int {
 }
 
 // batchWriter is NextRecords' scratch space, kept between calls so a
-// governed call's records are written without growing a buffer.
+// governed call's records are written without growing a buffer; a
+// SealedBatch holds it until released.
 type batchWriter struct {
-	text, chain []byte
-	at          []int
+	text, chain, esc []byte
+	at, escAt        []int
+	// payloads are the built records' payload texts (SealedBatch).
+	payloads []string
+	sealed   SealedBatch
+}
+
+func (w *batchWriter) release() {
+	clear(w.payloads) // NB: the texts are the caller's; keep no reference
+	w.payloads = w.payloads[:0]
+	w.sealed = SealedBatch{}
+	batchPool.Put(w)
 }
 
 var batchPool = sync.Pool{New: func() any {
-	return &batchWriter{text: make([]byte, 0, 4096), chain: make([]byte, 0, 2048), at: make([]int, 0, 8)}
+	return &batchWriter{
+		text: make([]byte, 0, 4096), chain: make([]byte, 0, 2048), esc: make([]byte, 0, 2048),
+		at: make([]int, 0, 8), escAt: make([]int, 0, 9), payloads: make([]string, 0, 8),
+	}
 }}
 
 // appendHexSum appends the lowercase hex of sum.

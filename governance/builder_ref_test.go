@@ -112,6 +112,13 @@ func FuzzNextRecords_SameAsTheReference(f *testing.F) {
 			h = r.Head()
 		}
 		got, err := NextRecords(head, specs)
+		sealed, sealErr := SealRecords(head, specs)
+		require.Equal(t, err, sealErr)
+		if sealErr == nil {
+			require.Equal(t, got, sealed.Records())
+			require.NoError(t, sealed.CheckIntegrity())
+			sealed.Release()
+		}
 		if wantErr != nil {
 			// The reference names a chain input field by its map path
 			// ($["policy_version"]), the hand-written input by its name.
@@ -126,5 +133,61 @@ func FuzzNextRecords_SameAsTheReference(f *testing.F) {
 			require.NoError(t, r.CheckIntegrity())
 			require.Len(t, r.ChainHash, 2*sha256.Size)
 		}
+	})
+}
+
+// FuzzSealedBatch_ChecksAsEveryRecord changes one field of one record of
+// a sealed batch (or none) and requires the batch's integrity check to
+// answer exactly as the records' own checks, in order: the sealed
+// shortcut never accepts a record the full check refuses, and refuses
+// with the full check's error.
+func FuzzSealedBatch_ChecksAsEveryRecord(f *testing.F) {
+	f.Add("ls -la src", uint8(3), uint8(0), uint8(0), "x")
+	f.Add("a \"b\"", uint8(5), uint8(2), uint8(1), `{"a":1}`)
+	f.Add("t", uint8(4), uint8(3), uint8(2), "0000000000000000000000000000000000000000000000000000000000000000")
+	f.Add("t", uint8(4), uint8(1), uint8(7), "\xff")
+	f.Fuzz(func(t *testing.T, text string, n, which, field uint8, value string) {
+		n = n%6 + 1
+		chain := uuid.NewSHA1(uuid.Nil, []byte(text))
+		specs := make([]RecordSpec, n)
+		for i := range specs {
+			specs[i] = RecordSpec{
+				Type: GateEvaluated, ChainID: chain, OperationID: uuid.NullUUID{UUID: chain, Valid: true},
+				PolicyID: chain, PolicyVersion: "v1", Payload: NewFields(2).String("tool_id", text).Int("i", int64(i)),
+				CreatedAt: time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC),
+			}
+		}
+		b, err := SealRecords(EmptyHead, specs)
+		if err != nil {
+			return
+		}
+		defer b.Release()
+		recs := b.Records()
+		r := &recs[int(which)%len(recs)]
+		switch field % 9 {
+		case 1:
+			r.PayloadJSON = value
+		case 2:
+			r.PayloadJSON = strings.Clone(r.PayloadJSON) // equal text, another string
+		case 3:
+			r.PayloadDigest = value
+		case 4:
+			r.ChainHash = value
+		case 5:
+			r.PreviousChainHash = value
+		case 6:
+			r.PolicyVersion = value
+		case 7:
+			r.RecordType = EvidenceType(value)
+		case 8:
+			r.Sequence += int64(len(value))
+		}
+		var want error
+		for _, r := range recs {
+			if want = r.CheckIntegrity(); want != nil {
+				break
+			}
+		}
+		require.Equal(t, want, b.CheckIntegrity())
 	})
 }

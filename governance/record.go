@@ -137,6 +137,19 @@ func (r EvidenceRecord) appendChainInput(dst []byte) ([]byte, error) {
 // are written in sorted order by hand: this is the hot path of every
 // append and verify, and equals Canonical of the same map (tested).
 func appendChainInputOf[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, payloadJSON, payloadDigest, previous T) ([]byte, error) {
+	dst, err := appendChainInputHead(dst, r, payloadDigest)
+	if err != nil {
+		return nil, err
+	}
+	dst = appendEscaped(dst, payloadJSON)
+	return appendChainInputTail(dst, r, previous)
+}
+
+// appendChainInputHead writes the chain input's fields before the
+// payload_json value (chain_id … payload_digest, then the payload's key):
+// the payload goes after it, escaped (appendChainInputOf) or as a sealed
+// batch escaped it already (SealedBatch.CheckIntegrity).
+func appendChainInputHead[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, payloadDigest T) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"chain_id":"`...)
 	dst = appendUUID(dst, r.ChainID)
@@ -150,8 +163,14 @@ func appendChainInputOf[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, payl
 	dst = appendNullUUID(dst, r.OperationID)
 	dst = append(dst, `,"payload_digest":`...)
 	dst = appendEscaped(dst, payloadDigest)
-	dst = append(dst, `,"payload_json":`...)
-	dst = appendEscaped(dst, payloadJSON)
+	return append(dst, `,"payload_json":`...), nil
+}
+
+// appendChainInputTail writes the chain input's fields after the
+// payload_json value (policy_id … supersedes_record_id) and the closing
+// brace.
+func appendChainInputTail[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, previous T) ([]byte, error) {
+	var err error
 	dst = append(dst, `,"policy_id":"`...)
 	dst = appendUUID(dst, r.PolicyID)
 	dst = append(dst, `","policy_version":`...)

@@ -82,6 +82,11 @@ func TestNextRecords_ChainVectorInOneBatch(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, recs, append(first, rest...))
 	}
+	sealed, err := governance.SealRecords(governance.EmptyHead, specs)
+	require.NoError(t, err)
+	defer sealed.Release()
+	require.Equal(t, recs, sealed.Records())
+	require.NoError(t, sealed.CheckIntegrity())
 }
 
 // TestEvidenceRecord_ChainHashInputIsCanonical proves the hand-written hot

@@ -73,7 +73,9 @@ func answer(ctx context.Context, d *agents.Dialect, opt Options, stdin io.Reader
 	if len(body) > api.MaxHookBody {
 		return d.Unavailable(preTool(d, opt.Event), api.HookTooLargeMessage)
 	}
-	ev, err := d.Decode(opt.Event, body)
+	// Peek, not Decode: the sidecar decodes the arguments, once; here
+	// only the event is named (and a malformed input blocked unsent).
+	ev, err := d.Peek(opt.Event, body)
 	if err != nil {
 		// Unreadable input: nothing tells what the event was, so it is
 		// blocked as a tool call would be.

@@ -29,7 +29,10 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 	if err != nil {
 		return refused("hook.task_open_failed", err, ev)
 	}
-	key := agents.CorrelationKey(ev)
+	key, err := d.CorrelationKey(ev, calls)
+	if err != nil {
+		return refused("hook.untranslatable", err, ev)
+	}
 	if err := sess.pending.Claim(key); err != nil {
 		v := agents.Verdict{Decision: agents.Deny, ReasonCode: ReasonReplayedToolUse,
 			Message: "govhost refused this tool call: its tool_use_id " + ev.ToolUseID + " was already authorized in this session, and a call is authorized once"}
@@ -81,10 +84,12 @@ func (s *Service) verdict(d *agents.Dialect, ev agents.Event, v agents.Verdict) 
 	return Result{Status: http.StatusOK, Answer: d.Answer(ev, v, agents.AnswerOptions{ExplicitAllow: s.cfg.ExplicitAllow}), Event: ev, Verdict: &v}
 }
 
-// callOf is the controller's call of an agent's request.
+// callOf is the controller's call of an agent's request: the arguments
+// go as agents parsed them (Call.Parsed), so the controller neither
+// decodes nor hashes them again.
 func callOf(r agents.Request) controller.Call {
-	return controller.Call{Tool: r.Tool, Operation: r.Operation, Arguments: r.Arguments, Cwd: r.Cwd,
-		RunID: r.RunID, AgentName: r.AgentName, ToolCallID: r.ToolCallID, Metadata: r.Metadata}
+	return controller.Call{Tool: r.Tool, Operation: r.Operation, Arguments: r.Arguments.Canonical, Parsed: &r.Arguments,
+		Cwd: r.Cwd, RunID: r.RunID, AgentName: r.AgentName, ToolCallID: r.ToolCallID, Metadata: r.Metadata}
 }
 
 // abandon completes, as failed with class, permits of calls that will not
@@ -108,7 +113,11 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 	if sess == nil {
 		return refused("hook.no_pending_call", agents.ErrNoPending, ev)
 	}
-	permits, err := sess.pending.Take(agents.CorrelationKey(ev))
+	key, err := d.CorrelationKey(ev, nil)
+	if err != nil {
+		return refused("hook.untranslatable", err, ev)
+	}
+	permits, err := sess.pending.Take(key)
 	if err != nil {
 		if sess.lost.Add(-1) >= 0 {
 			// A call authorized before the restart: its outcome is on the

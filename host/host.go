@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host/internal/extismrt"
 	"github.com/govhost/govhost/host/internal/fault"
 	"github.com/govhost/govhost/host/internal/interrupt"
@@ -152,7 +153,7 @@ func (h *Host) Close(ctx context.Context) error {
 // the caller's context ends (an HTTP client hangs up, or its handler
 // returns) wazero also stops compiling at its next function (one
 // function's compile cannot be stopped; the structural limits bound it).
-func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, bound time.Duration, trusted bool) (*Module, error) {
+func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, verify func() error, bound time.Duration, trusted bool) (*Module, error) {
 	// NB: the bound ends the wait, not the compile: a compile nobody waits
 	// for any more finishes (within its slot) and fills the compilation
 	// cache, so the next load of the same bytes is quick instead of timing
@@ -193,7 +194,7 @@ func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, 
 	h.compiling.Add(1) // NB: the caller's load holds a count: never from zero under Close's Wait
 	go func() {
 		defer h.compiling.Done()
-		m, err := h.compile(ctx, wasm, digest)
+		m, err := h.compile(ctx, wasm, digest, verify)
 		<-h.slots
 		results <- result{m, err}
 	}()
@@ -249,6 +250,15 @@ func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*M
 // machine under -race, and such a module is not an attacker's. Only ctx
 // bounds it.
 //
+// It takes expectedSHA256 (when not AnyDigest) as the digest of wasm and
+// hashes the bytes only when it has to read them: when no instrumented
+// form of that digest is cached (host/instrumentcache.go), the bytes are
+// hashed before the pass and a mismatch is a *DigestMismatchError as with
+// Load. A warm start thus neither hashes nor touches a built-in's bytes
+// (their digests are checked at build time: plugins/builtin). What runs
+// is always the code the digest names: a cached entry was written only
+// from bytes that hashed to it.
+//
 // Its instances' setup (the Go runtime's start, gate_configure) is bounded
 // by the load timeout rather than the per-call one: a Go-built guest's
 // start has passed a second on two busy cores under -race, and failed the
@@ -268,10 +278,21 @@ func (h *Host) load(ctx context.Context, wasm []byte, expectedSHA256 string, bou
 	if expectedSHA256 == "" {
 		return nil, ErrDigestRequired
 	}
-	sum := sha256.Sum256(wasm)
-	digest := hex.EncodeToString(sum[:])
-	if expectedSHA256 != AnyDigest && !strings.EqualFold(strings.TrimPrefix(expectedSHA256, "sha256:"), digest) {
-		return nil, &DigestMismatchError{Expected: expectedSHA256, Actual: digest}
+	var digest string
+	var verify func() error // nil: wasm was hashed here
+	if claimed := strings.ToLower(strings.TrimPrefix(expectedSHA256, "sha256:")); trusted && governance.IsDigest(claimed) {
+		digest = claimed
+		verify = func() error {
+			if actual := sha256Hex(wasm); actual != claimed {
+				return &DigestMismatchError{Expected: expectedSHA256, Actual: actual}
+			}
+			return nil
+		}
+	} else {
+		digest = sha256Hex(wasm)
+		if expectedSHA256 != AnyDigest && claimed != digest {
+			return nil, &DigestMismatchError{Expected: expectedSHA256, Actual: digest}
+		}
 	}
 	for {
 		h.mu.Lock()
@@ -302,8 +323,13 @@ func (h *Host) load(ctx context.Context, wasm []byte, expectedSHA256 string, bou
 		h.loading[digest] = c
 		h.compiling.Add(1)
 		h.mu.Unlock()
-		return h.lead(ctx, c, wasm, digest, bound, trusted)
+		return h.lead(ctx, c, wasm, digest, verify, bound, trusted)
 	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // loadCall is a load of one digest in progress; m, err and callerLeft are
@@ -318,9 +344,9 @@ type loadCall struct {
 }
 
 // lead runs the load c that other loads of digest wait for.
-func (h *Host) lead(ctx context.Context, c *loadCall, wasm []byte, digest string, bound time.Duration, trusted bool) (*Module, error) {
+func (h *Host) lead(ctx context.Context, c *loadCall, wasm []byte, digest string, verify func() error, bound time.Duration, trusted bool) (*Module, error) {
 	defer h.compiling.Done()
-	m, err := h.compileAdmitted(ctx, wasm, digest, bound, trusted)
+	m, err := h.compileAdmitted(ctx, wasm, digest, verify, bound, trusted)
 	if err != nil {
 		err = guestError(err, digest)
 	}
@@ -342,14 +368,21 @@ func (h *Host) lead(ctx context.Context, c *loadCall, wasm []byte, digest string
 // compile checks and instruments wasm (host/internal/interrupt), then
 // compiles it: native modules on the fast runtime, Extism modules on the
 // WithCloseOnContextDone runtime whose configuration Extism's own runtime
-// shares (so Extism's compile is a cache hit).
-func (h *Host) compile(ctx context.Context, wasm []byte, digest string) (*Module, error) {
+// shares (so Extism's compile is a cache hit). verify, when not nil, checks
+// that wasm hashes to digest; it runs before the bytes are first read.
+func (h *Host) compile(ctx context.Context, wasm []byte, digest string, verify func() error) (*Module, error) {
 	h.compiles.Add(1)
-	extism, _ := interrupt.ImportsModule(wasm, abi.ImportModuleExtism)
-	res, err := h.instr.instrument(wasm, digest, h.cfg.interruptOptions())
+	res, err := h.instr.instrument(wasm, digest, h.cfg.interruptOptions(), verify)
 	if err != nil {
+		var mismatch *DigestMismatchError
+		if errors.As(err, &mismatch) {
+			return nil, err
+		}
 		return nil, instrumentError(err)
 	}
+	// NB: the pass keeps the imports as they are; its output is read here,
+	// so a cached entry spares reading the original bytes at all.
+	extism, _ := interrupt.ImportsModule(res.Wasm, abi.ImportModuleExtism)
 	if capBytes := uint64(h.cfg.memoryPages) * 65536; res.MemoryMinPages*65536+res.TableEntries*8 > capBytes {
 		return nil, fault.New(fault.MemoryLimit, "load", "declared memory and tables exceed the memory cap")
 	}

@@ -73,15 +73,24 @@ func (c instrumentCache) key(digest string, opts interrupt.Options) string {
 
 // instrument returns the rewrite of wasm (whose sha256 is digest) under
 // opts: from the cache when a sound entry is there, else from the pass,
-// storing the result. Refusals are never cached.
-func (c instrumentCache) instrument(wasm []byte, digest string, opts interrupt.Options) (*interrupt.Result, error) {
+// storing the result. Refusals are never cached. verify, when not nil,
+// runs before the pass (on a cache hit wasm is never read): its error is
+// returned as it is, and nothing is cached.
+func (c instrumentCache) instrument(wasm []byte, digest string, opts interrupt.Options, verify func() error) (*interrupt.Result, error) {
+	if c.dir != "" {
+		if res := c.get(c.key(digest, opts), digest); res != nil {
+			return res, nil
+		}
+	}
+	if verify != nil {
+		if err := verify(); err != nil {
+			return nil, err
+		}
+	}
 	if c.dir == "" {
 		return interrupt.Instrument(wasm, opts)
 	}
 	key := c.key(digest, opts)
-	if res := c.get(key, digest); res != nil {
-		return res, nil
-	}
 	res, err := interrupt.Instrument(wasm, opts)
 	if err != nil {
 		return nil, err

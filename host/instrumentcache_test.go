@@ -50,7 +50,7 @@ func TestInstrumentCache_MissThenHit(t *testing.T) {
 
 	want, err := interrupt.Instrument(allow, opts)
 	require.NoError(t, err)
-	got, err := c.instrument(allow, fixtureDigest(allow), opts)
+	got, err := c.instrument(allow, fixtureDigest(allow), opts, nil)
 	require.NoError(t, err)
 	require.Equal(t, want, got, "a miss returns the pass's result")
 	require.Equal(t, []string{key}, entries(t, c), "one entry, no temporary file left")
@@ -61,7 +61,7 @@ func TestInstrumentCache_MissThenHit(t *testing.T) {
 	other, err := interrupt.Instrument(loop, opts)
 	require.NoError(t, err)
 	c.put(key, fixtureDigest(allow), other)
-	got, err = c.instrument(allow, fixtureDigest(allow), opts)
+	got, err = c.instrument(allow, fixtureDigest(allow), opts, nil)
 	require.NoError(t, err)
 	require.Equal(t, other.Wasm, got.Wasm, "hit")
 }
@@ -69,7 +69,7 @@ func TestInstrumentCache_MissThenHit(t *testing.T) {
 func TestInstrumentCache_NoDirNoFiles(t *testing.T) {
 	c := newInstrumentCache("")
 	allow := wasmfixtures.Bytes("allow.wasm")
-	res, err := c.instrument(allow, fixtureDigest(allow), NewConfig().mustResolve(t).interruptOptions())
+	res, err := c.instrument(allow, fixtureDigest(allow), NewConfig().mustResolve(t).interruptOptions(), nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Wasm)
 }
@@ -80,7 +80,7 @@ func TestInstrumentCache_KeyedByFingerprintOptionsAndModule(t *testing.T) {
 	allow := wasmfixtures.Bytes("allow.wasm")
 	d := fixtureDigest(allow)
 	c1, c2 := testInstrumentCache(t, dir, "fp1"), testInstrumentCache(t, dir, "fp2")
-	_, err := c1.instrument(allow, d, opts)
+	_, err := c1.instrument(allow, d, opts, nil)
 	require.NoError(t, err)
 	require.NotNil(t, c1.get(c1.key(d, opts), d))
 
@@ -94,7 +94,7 @@ func TestInstrumentCache_KeyedByFingerprintOptionsAndModule(t *testing.T) {
 	require.NotEqual(t, c1.key(d, opts), c1.key(d, deeper), "limits are in the key")
 	require.Nil(t, c1.get(c1.key(d, opts), fixtureDigest(wasmfixtures.Bytes("loop.wasm"))), "an entry names its module")
 
-	_, err = c2.instrument(allow, d, opts)
+	_, err = c2.instrument(allow, d, opts, nil)
 	require.NoError(t, err)
 	require.Len(t, entries(t, c1), 2, "the other build wrote its own entry")
 }
@@ -126,7 +126,7 @@ func TestInstrumentCache_CorruptEntryIgnoredAndRewritten(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(c.path(key), corrupt(b), 0o600))
 			require.Nil(t, c.get(key, d), "a corrupt entry is not trusted")
-			got, err := c.instrument(allow, d, opts)
+			got, err := c.instrument(allow, d, opts, nil)
 			require.NoError(t, err)
 			require.Equal(t, want, got)
 			require.Equal(t, want, c.get(key, d), "rewritten")

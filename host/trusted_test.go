@@ -2,11 +2,14 @@ package host_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/abi"
+	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/internal/wasmfixtures"
 )
@@ -38,4 +41,62 @@ func TestLoadTrusted_SetupNotBoundByTheCallTimeout(t *testing.T) {
 	require.NoError(t, err)
 	_, err = own.Gate(ctx, tm, nil)
 	require.NoError(t, err, "setup of a trusted module waits for the Go runtime's start")
+}
+
+// A trusted load takes its digest at its word and hashes the bytes only
+// when it must read them: on a warm cache (a restart) the built-in's bytes
+// are neither hashed nor touched, and what runs is the code that digest
+// named when the cache entry was written, whatever bytes were passed. Where
+// the bytes are read (a cold cache, no cache directory), bytes that do not
+// hash to the digest are refused as Load refuses them; Load always hashes.
+func TestLoadTrusted_HashesOnlyTheBytesItReads(t *testing.T) {
+	ctx := context.Background()
+	allow := wasmfixtures.Bytes("allow.wasm")
+	digest := governance.SHA256Hex(allow)
+	zeroed := make([]byte, len(allow)) // not even Wasm: reading it would fail
+	in := abi.GateInput{GateID: "g", Phase: abi.PhaseCheck, Tool: "t", Arguments: []byte(`{}`)}
+
+	warm := t.TempDir()
+	first, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(warm))
+	require.NoError(t, err)
+	_, err = first.LoadTrusted(ctx, allow, digest)
+	require.NoError(t, err)
+	require.NoError(t, first.Close(ctx))
+
+	restart, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(warm))
+	require.NoError(t, err)
+	defer restart.Close(ctx)
+	m, err := restart.LoadTrusted(ctx, zeroed, "sha256:"+strings.ToUpper(digest))
+	require.NoError(t, err, "a warm start never reads the bytes")
+	require.Equal(t, digest, m.Digest())
+	g, err := restart.Gate(ctx, m, nil)
+	require.NoError(t, err)
+	out, err := g.Evaluate(ctx, in)
+	require.NoError(t, err)
+	require.Equal(t, abi.DecisionAllow, out.Decision, "the digest's code runs")
+
+	for name, cfg := range map[string]host.Config{
+		"cold cache": host.NewConfig().WithCompilationCacheDir(t.TempDir()),
+		"no cache":   host.NewConfig(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			h, err := host.New(ctx, cfg)
+			require.NoError(t, err)
+			defer h.Close(ctx)
+			_, err = h.LoadTrusted(ctx, zeroed, digest)
+			var mismatch *host.DigestMismatchError
+			require.ErrorAs(t, err, &mismatch)
+			require.Equal(t, governance.SHA256Hex(zeroed), mismatch.Actual)
+			require.Equal(t, digest, mismatch.Expected)
+			_, err = h.LoadTrusted(ctx, allow, digest)
+			require.NoError(t, err, "the refusal was not kept: the right bytes load")
+		})
+	}
+
+	again, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(warm))
+	require.NoError(t, err)
+	defer again.Close(ctx)
+	_, err = again.Load(ctx, zeroed, digest)
+	var mismatch *host.DigestMismatchError
+	require.ErrorAs(t, err, &mismatch, "an untrusted load hashes, warm cache or not")
 }

@@ -99,13 +99,31 @@ type e2e struct {
 	sidecar *client.Client
 }
 
+// inGroup starts cmd in its own process group and bounds how long Wait
+// waits for its output pipes: a killed client whose children (the proxy,
+// the upstream server) still hold stderr would otherwise keep Wait, and
+// the whole test binary, waiting with no child of its own left.
+func inGroup(cmd *exec.Cmd) *exec.Cmd {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
+// killGroup kills cmd and every process it started, then reaps it.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	_ = cmd.Wait()
+}
+
 var listening = regexp.MustCompile(`govhost serve: listening on (\S+)`)
 
 // startSidecar runs govhost serve on a loopback port with the policy and
 // returns its URL; e.sidecar is a client holding its token.
 func (e *e2e) startSidecar(bin, policyPath string, env []string) string {
 	e.t.Helper()
-	srv := exec.Command(bin, "serve", "--data", e.data, "--addr", "127.0.0.1:0", "--policy", policyPath, "--log-level", "warn")
+	srv := inGroup(exec.Command(bin, "serve", "--data", e.data, "--addr", "127.0.0.1:0", "--policy", policyPath, "--log-level", "warn"))
 	srv.Env = env
 	out, err := srv.StdoutPipe()
 	require.NoError(e.t, err)
@@ -230,7 +248,7 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 		}
 		proxy = append(proxy, "--")
 	}
-	e.client = exec.Command("node", append(append([]string{filepath.Join(npm, "client.mjs")}, proxy...), upstream...)...)
+	e.client = inGroup(exec.Command("node", append(append([]string{filepath.Join(npm, "client.mjs")}, proxy...), upstream...)...))
 	e.client.Dir = tmp
 	e.client.Env = env
 	e.client.Stderr = e.stderr
@@ -240,8 +258,7 @@ func startE2E(t *testing.T, o e2eOptions) *e2e {
 	require.NoError(t, err)
 	require.NoError(t, e.client.Start())
 	t.Cleanup(func() {
-		_ = e.client.Process.Kill()
-		_ = e.client.Wait()
+		killGroup(e.client)
 		if t.Failed() || os.Getenv("GOVHOST_MCP_TEST_LOG") != "" {
 			t.Logf("client/proxy/upstream stderr:\n%s", e.stderr.String())
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/pathfacts"
-	"github.com/govhost/govhost/policy/policyfile"
 )
 
 // EmbeddedOptions opens a session on the embedded engine.
@@ -82,11 +81,12 @@ func OpenEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	}()
 	switch {
 	case o.PolicyFile != "":
-		snap, err := policyfile.LoadFile(o.PolicyFile, eng.Gates.Resolver(filepath.Dir(o.PolicyFile)))
+		f, err := govhost.ReadPolicyFile(o.PolicyFile)
 		if err != nil {
 			return nil, err
 		}
-		if err := eng.Policies.Put(ctx, snap); err != nil {
+		snap, _, err := eng.PutPolicyFile(ctx, f)
+		if err != nil {
 			return nil, err
 		}
 		if e.Policy, err = eng.Policies.Activate(ctx, snap.PolicyID(), snap.Version(), o.Actor, time.Now()); err != nil {

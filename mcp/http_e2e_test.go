@@ -74,12 +74,12 @@ func startHTTPE2E(t *testing.T, o httpOptions) *httpE2E {
 	case o.stateless:
 		args = append(args, "stateless")
 	}
-	up := exec.Command("node", args...)
+	up := inGroup(exec.Command("node", args...))
 	up.Stderr = x.stderr
 	upOut, err := up.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, up.Start())
-	t.Cleanup(func() { _ = up.Process.Kill(); _ = up.Wait() })
+	t.Cleanup(func() { killGroup(up) })
 	upURL := firstMatch(t, upOut, regexp.MustCompile(`listening (\S+)`), x.stderr)
 
 	// The policy a user writes: the workspace template bound to three of the
@@ -106,14 +106,13 @@ func startHTTPE2E(t *testing.T, o httpOptions) *httpE2E {
 	if o.hide {
 		proxyArgs = append(proxyArgs, "--hide-denied")
 	}
-	x.proxy = exec.Command(bin, proxyArgs...)
+	x.proxy = inGroup(exec.Command(bin, proxyArgs...))
 	x.proxy.Env = x.env
 	pr, pw := io.Pipe()
 	x.proxy.Stderr = io.MultiWriter(x.stderr, pw)
 	require.NoError(t, x.proxy.Start())
 	t.Cleanup(func() {
-		_ = x.proxy.Process.Kill()
-		_ = x.proxy.Wait()
+		killGroup(x.proxy)
 		if t.Failed() || os.Getenv("GOVHOST_MCP_TEST_LOG") != "" {
 			t.Logf("upstream/proxy/client stderr:\n%s", x.stderr.String())
 		}
@@ -155,7 +154,7 @@ func firstMatch(t *testing.T, r io.Reader, re *regexp.Regexp, log *syncBuffer) s
 func (x *httpE2E) connect(token string) *e2e {
 	x.t.Helper()
 	e := &e2e{t: x.t, root: x.root, data: x.data, answers: map[int]json.RawMessage{}, stderr: x.stderr, lines: make(chan json.RawMessage, 64)}
-	e.client = exec.Command("node", filepath.Join(x.npm, "client.mjs"), x.proxyURL)
+	e.client = inGroup(exec.Command("node", filepath.Join(x.npm, "client.mjs"), x.proxyURL))
 	e.client.Env = append(x.env, "GOVHOST_MCP_TOKEN="+token)
 	e.client.Stderr = x.stderr
 	var err error
@@ -164,7 +163,7 @@ func (x *httpE2E) connect(token string) *e2e {
 	stdout, err := e.client.StdoutPipe()
 	require.NoError(x.t, err)
 	require.NoError(x.t, e.client.Start())
-	x.t.Cleanup(func() { _ = e.client.Process.Kill(); _ = e.client.Wait() })
+	x.t.Cleanup(func() { killGroup(e.client) })
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)

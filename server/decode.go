@@ -13,139 +13,95 @@ import (
 	"sync"
 
 	"github.com/govhost/govhost/api"
-	"github.com/govhost/govhost/governance"
 )
 
 // decode reads one JSON document into dst strictly: application/json (or
-// no content type), unknown fields refused, nothing after the document,
-// the body within the server's limit. An empty body decodes as {}.
+// no content type), every key exactly as documented at every depth and
+// none twice, valid UTF-8, nothing after the document, the body within the
+// server's limit (checkStrict); encoding/json then only converts the
+// values. An empty body decodes as {}.
 func decode(r *http.Request, dst any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
 			return refuse(codeUnsupportedMedia, fmt.Sprintf("content type %q: send application/json", ct))
 		}
 	}
-	body, err := readBody(r, codeMalformedJSON)
+	buf, err := readPooled(r)
 	if err != nil {
 		return err
 	}
+	defer bodies.put(buf)
+	body := buf.b
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	// NB: what decides something is read as every other reader reads it:
-	// no key twice, valid UTF-8 (governance.CheckStrictJSON, the chain
-	// files' check), and keys exactly as documented (exactFields), where
-	// encoding/json alone keeps the last duplicate, matches keys in any case
-	// and replaces invalid UTF-8 ({"tool":"reader","Tool":"bash"} was bash).
-	if err := governance.CheckStrictJSON(body, "body"); err != nil {
-		return refuse(codeAmbiguousJSON, err.Error())
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return decodeError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	switch err := checkStrict(body, shapeOf(reflect.TypeOf(dst))); {
+	case errors.Is(err, errMalformed):
+		if err := json.Unmarshal(body, dst); err != nil {
+			return decodeError(err)
+		}
+		return refuse(codeMalformedJSON, fmt.Sprintf("malformed JSON: nested deeper than %d", maxStrictDepth))
+	case errors.Is(err, errTrailing):
 		return refuse(codeTrailingData, "the body holds more than one JSON document")
-	}
-	var doc any
-	generic := json.NewDecoder(bytes.NewReader(body))
-	generic.UseNumber()
-	if err := generic.Decode(&doc); err != nil {
-		return decodeError(err)
-	}
-	if err := exactFields(doc, reflect.TypeOf(dst), "body"); err != nil {
+	case err != nil:
 		return err
 	}
-	return nil
-}
-
-var (
-	rawMessageType  = reflect.TypeOf(json.RawMessage(nil))
-	unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
-)
-
-// exactFields refuses an object key that encoding/json matched to a field
-// only case-insensitively: every key of an object decoded into a struct
-// must be the field's JSON name exactly. Free-form values (RawMessage,
-// maps of any, types with their own UnmarshalJSON) are theirs to check.
-func exactFields(v any, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == rawMessageType || reflect.PointerTo(t).Implements(unmarshalerType) {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		fields := jsonFields(t)
-		for key, val := range obj {
-			ft, ok := fields[key]
-			if !ok {
-				return refuse(codeUnknownField, fmt.Sprintf("unknown field %q in %s (keys are exact and case-sensitive)", key, path))
-			}
-			if err := exactFields(val, ft, path+"."+key); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		items, _ := v.([]any)
-		for i, item := range items {
-			if err := exactFields(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		obj, _ := v.(map[string]any)
-		for key, val := range obj {
-			if err := exactFields(val, t.Elem(), path+"."+key); err != nil {
-				return err
-			}
-		}
+	// NB: json.Unmarshal copies every string and raw value it keeps, so
+	// the body's buffer goes back to the pool.
+	if err := json.Unmarshal(body, dst); err != nil {
+		return decodeError(err)
 	}
 	return nil
 }
 
-var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+// pooledBody is a request body read into a recycled buffer.
+type pooledBody struct{ b []byte }
 
-// jsonFields maps a struct's JSON member names (embedded structs'
-// promoted) to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if f, ok := fieldCache.Load(t); ok {
-		return f.(map[string]reflect.Type)
+type bodyPool struct{ sync.Pool }
+
+// bodies recycles decode's body buffers; one that grew past maxPooledBody
+// (a policy file, a large call) is left to the collector.
+var bodies = bodyPool{sync.Pool{New: func() any { return &pooledBody{b: make([]byte, 0, 4096)} }}}
+
+const maxPooledBody = 64 << 10
+
+func (p *bodyPool) put(b *pooledBody) {
+	if cap(b.b) <= maxPooledBody {
+		b.b = b.b[:0]
+		p.Put(b)
 	}
-	out := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			et := f.Type
-			for et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct {
-				for k, v := range jsonFields(et) {
-					out[k] = v
-				}
-				continue
-			}
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
+}
+
+// readPooled reads the whole body (within the route's limit: over it is
+// body_too_large) into a pooled buffer.
+func readPooled(r *http.Request) (*pooledBody, error) {
+	buf := bodies.Get().(*pooledBody)
+	b := buf.b[:0]
+	if n := r.ContentLength; n > 0 && int64(cap(b)) < n+1 && n <= api.MaxModuleBytes {
+		b = make([]byte, 0, n+1)
 	}
-	fieldCache.Store(t, out)
-	return out
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			buf.b = b
+			bodies.put(buf)
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return nil, refuse(codeBodyTooLarge, fmt.Sprintf("request body over %d bytes", tooLarge.Limit))
+			}
+			return nil, refuse(codeMalformedJSON, "reading the body: "+err.Error())
+		}
+	}
+	buf.b = b
+	return buf, nil
 }
 
 // readBody reads the whole body within the route's limit: over it is
@@ -188,13 +144,4 @@ func decodeError(err error) error {
 		return refuse(codeUnknownField, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return refuse(codeMalformedJSON, err.Error())
-}
-
-// writeJSON writes v as the response body.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
 }

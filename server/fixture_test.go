@@ -101,6 +101,14 @@ type env struct {
 
 func openEnv(t testing.TB, validate bool) *env {
 	t.Helper()
+	return openEnvPolicy(t, validate, lionagiSafePolicy, "")
+}
+
+// openEnvPolicy is openEnv under the policy file text policy or, when
+// policy is "", under profile's default coding-agent policy (what serve
+// installs).
+func openEnvPolicy(t testing.TB, validate bool, policy, profile string) *env {
+	t.Helper()
 	ctx := context.Background()
 	cfg := host.NewConfig().WithCompilationCacheDir(cacheDir)
 	dir, err := os.MkdirTemp("", "govhost-server-data-")
@@ -114,9 +122,12 @@ func openEnv(t testing.TB, validate bool) *env {
 	// The API tests run under LionAGI's safe preset (its tool names and its
 	// escalations), not the default coding-agent policy: they test the API,
 	// and cmd/govhost's tests hold the default policy to its outcomes.
-	policyFile := filepath.Join(dir, "lionagi-safe.json")
-	require.NoError(t, os.WriteFile(policyFile, []byte(lionagiSafePolicy), 0o600))
-	pol, _, err := svc.EnsurePolicy(ctx, policyFile, "")
+	policyFile := ""
+	if policy != "" {
+		policyFile = filepath.Join(dir, "policy.json")
+		require.NoError(t, os.WriteFile(policyFile, []byte(policy), 0o600))
+	}
+	pol, _, err := svc.EnsurePolicy(ctx, policyFile, profile)
 	require.NoError(t, err)
 	require.NoError(t, svc.WarmUp(ctx, pol))
 	srv, err := server.New(server.Config{Service: svc, Token: testAgentToken, OperatorToken: testToken, Metrics: metrics, MaxBody: 64 << 10, MaxModuleBody: testMaxModule})

@@ -14,6 +14,7 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/internal/sse"
+	"github.com/govhost/govhost/server/wire"
 	"github.com/govhost/govhost/service"
 )
 
@@ -121,12 +122,12 @@ func (s *Server) openTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, info)
+	writeJSON(w, http.StatusCreated, wire.TaskInfo(info))
 	return nil
 }
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, api.TaskList{Tasks: s.svc.ListTasks(r.Context())})
+	writeJSON(w, http.StatusOK, api.TaskList{Tasks: wire.TaskInfos(s.svc.ListTasks(r.Context()))})
 	return nil
 }
 
@@ -142,23 +143,25 @@ func (s *Server) closeTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, wire.ClosedTask(out))
 	return nil
 }
 
-func callOf(c api.CallRequest) service.AuthorizeRequest {
-	return service.AuthorizeRequest{
+// callOf is the governed call a wire request names: the one copy from the
+// decoded body to what the controller governs.
+func callOf(c *api.CallRequest) controller.Call {
+	return controller.Call{
 		Tool: c.Tool, Operation: c.Operation, Action: c.Action, Arguments: c.Arguments, Cwd: c.Cwd, PathArgs: c.PathArgs,
 		RunID: c.RunID, AgentName: c.AgentName, ToolCallID: c.ToolCallID, Metadata: c.Metadata,
 	}
 }
 
-func writeAuthorization(w http.ResponseWriter, res api.AuthorizeResult) {
+func writeAuthorization(w http.ResponseWriter, res service.AuthorizeResult) {
 	status := http.StatusOK
-	if res.Decision == api.DecisionPending {
+	if res.Decision == service.DecisionPending {
 		status = http.StatusAccepted
 	}
-	writeJSON(w, status, res)
+	writeJSON(w, status, wire.AuthorizeResult(res))
 }
 
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) error {
@@ -174,9 +177,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	call := callOf(req.CallRequest)
-	call.Wait = wait
-	res, err := s.svc.Authorize(r.Context(), id, call)
+	res, err := s.svc.Authorize(r.Context(), id, callOf(&req.CallRequest), wait)
 	if err != nil {
 		return err
 	}
@@ -228,7 +229,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listApprovals(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, api.ApprovalList{Approvals: s.svc.PendingApprovalList()})
+	writeJSON(w, http.StatusOK, api.ApprovalList{Approvals: wire.Approvals(s.svc.PendingApprovalList())})
 	return nil
 }
 
@@ -254,7 +255,7 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) error {
 	events, cancel := s.svc.ApprovalEvents()
 	defer cancel()
 	sse.Stream(r.Context(), s.stop, w, events, func(ev controller.BrokerEvent) (string, []byte, bool) {
-		data, err := json.Marshal(service.ApprovalOf(ev.Approval))
+		data, err := json.Marshal(wire.Approval(service.ApprovalOf(ev.Approval)))
 		return string(ev.Kind), data, err == nil
 	})
 	return nil
@@ -270,7 +271,7 @@ func (s *Server) decisionEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer cancel()
 	sse.Stream(r.Context(), s.stop, w, events, func(ev service.DecisionEvent) (string, []byte, bool) {
-		data, err := json.Marshal(ev)
+		data, err := json.Marshal(wire.DecisionEvent(ev))
 		return "decision", data, err == nil
 	})
 	return nil
@@ -299,7 +300,7 @@ func (s *Server) mint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, cert)
+	writeJSON(w, http.StatusCreated, wire.Certificate(cert))
 	return nil
 }
 
@@ -312,7 +313,7 @@ func (s *Server) certificate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, cert)
+	writeJSON(w, http.StatusOK, wire.Certificate(cert))
 	return nil
 }
 
@@ -346,7 +347,7 @@ func (s *Server) chainHead(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, head)
+	writeJSON(w, http.StatusOK, wire.ChainHead(head))
 	return nil
 }
 
@@ -377,7 +378,7 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, sum)
+	writeJSON(w, http.StatusCreated, wire.PolicySummary(sum))
 	return nil
 }
 
@@ -412,7 +413,7 @@ func (s *Server) activatePolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sum)
+	writeJSON(w, http.StatusOK, wire.PolicySummary(sum))
 	return nil
 }
 
@@ -449,7 +450,7 @@ func (s *Server) unbindPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, wire.Unbound(out))
 	return nil
 }
 
@@ -471,7 +472,7 @@ func (s *Server) resolvePolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sum)
+	writeJSON(w, http.StatusOK, wire.PolicySummary(sum))
 	return nil
 }
 
@@ -485,11 +486,11 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.svc.Evaluate(r.Context(), service.EvaluateRequest{
-		PolicyID: pid, Version: req.Version, Role: req.Role, Resource: req.Resource, Workspace: req.Workspace, Call: callOf(req.Call),
+		PolicyID: pid, Version: req.Version, Role: req.Role, Resource: req.Resource, Workspace: req.Workspace, Call: callOf(&req.Call),
 	})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, wire.Evaluation(res))
 	return nil
 }

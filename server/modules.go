@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/server/wire"
 	"github.com/govhost/govhost/service"
 )
 
@@ -45,7 +46,7 @@ func (s *Server) uploadModule(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 	}
 	w.Header().Set("Location", "/v1/modules/"+up.SHA256)
-	writeJSON(w, status, up)
+	writeJSON(w, status, wire.ModuleUpload(up))
 	return nil
 }
 
@@ -54,7 +55,7 @@ func (s *Server) listModules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.ModuleList{Modules: mods})
+	writeJSON(w, http.StatusOK, api.ModuleList{Modules: wire.StoredModules(mods)})
 	return nil
 }
 
@@ -63,7 +64,7 @@ func (s *Server) showModule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, m)
+	writeJSON(w, http.StatusOK, wire.Module(m))
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/server/wire"
 	"github.com/govhost/govhost/service"
 )
 
@@ -16,7 +17,7 @@ func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.PolicyList{Policies: nonNil(list)})
+	writeJSON(w, http.StatusOK, api.PolicyList{Policies: wire.PolicySummaries(list)})
 	return nil
 }
 
@@ -29,15 +30,8 @@ func (s *Server) policyVersions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.PolicyList{Policies: list})
+	writeJSON(w, http.StatusOK, api.PolicyList{Policies: wire.PolicySummaries(list)})
 	return nil
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // bundle answers a closed task's bundle: JSON (default) or, with
@@ -63,7 +57,7 @@ func (s *Server) bundle(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, b)
+		writeJSON(w, http.StatusOK, wire.Bundle(b))
 		return nil
 	case "tar":
 		// Buffered, so that a refusal is still a proper error body.

@@ -228,18 +228,20 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // wrap adds authentication, the body limit, metrics and the request log.
 func (s *Server) wrap(rt route) http.Handler {
+	limit := s.maxBody
+	if rt.bodyLimit != nil {
+		limit = max(limit, rt.bodyLimit(s))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		limit := s.maxBody
-		if rt.bodyLimit != nil {
-			limit = max(limit, rt.bodyLimit(s))
-		}
 		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		var err error
 		if err = s.checkRole(rt, r); err == nil {
-			if !rt.public {
-				r = r.WithContext(context.WithValue(r.Context(), callerKey{}, s.caller(r)))
+			if rt.role == roleOperator {
+				// Only the operator's routes record who changed something
+				// (actorOf); the others keep the request as it came.
+				r = r.WithContext(context.WithValue(r.Context(), callerKey{}, roleOperator.String()))
 			}
 			err = rt.handle(s, sw, r)
 		}
@@ -247,21 +249,29 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.writeError(sw, r, err)
 		}
 		took := time.Since(start)
-		pattern := rt.pattern
 		if s.metrics != nil {
-			s.metrics.request(pattern, r.Method, sw.status, took)
+			s.metrics.request(rt.pattern, r.Method, sw.status, took)
 		}
-		s.log.Debug("request", slog.String("method", r.Method), slog.String("route", pattern), slog.Int("status", sw.status), slog.Duration("took", took))
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", r.Method), slog.String("route", rt.pattern),
+				slog.Int("status", sw.status), slog.Duration("took", took))
+		}
 	})
 }
 
 // checkRole checks the bearer token against the route's role: 401 without
-// a known token, 403 with the agents' token on an operator route.
+// a known token, 403 with the agents' token on an operator route. The
+// request's token is hashed once (bearer.Presented) and compared with
+// both.
 func (s *Server) checkRole(rt route, r *http.Request) error {
-	switch {
-	case rt.public, s.operator.Matches(r):
+	if rt.public {
 		return nil
-	case !s.token.Matches(r):
+	}
+	presented := bearer.Presented(r)
+	switch {
+	case s.operator.Is(presented):
+		return nil
+	case !s.token.Is(presented):
 		return refuse(codeUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token from the token file>)")
 	case rt.role == roleOperator:
 		return refuse(codeForbidden, "this route needs the operator token (the operator-token file in the data directory), not the agents' token")
@@ -270,15 +280,6 @@ func (s *Server) checkRole(rt route, r *http.Request) error {
 }
 
 type callerKey struct{}
-
-// caller names who called, for the records of what changed: "operator" or
-// "agent" (the token's role; the tokens carry no finer identity).
-func (s *Server) caller(r *http.Request) string {
-	if s.operator.Matches(r) {
-		return roleOperator.String()
-	}
-	return roleAgent.String()
-}
 
 // actorOf is the caller authenticated by wrap.
 func actorOf(r *http.Request) string {

@@ -2,12 +2,14 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/govhost/govhost/abi"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 )
@@ -89,7 +91,39 @@ func (t *approvalTimers) stop(id string) {
 	}
 }
 
-type Approval = api.Approval
+// Approval is a brokered request as an approver sees it. Arguments are
+// shown to the approver and never recorded.
+type Approval struct {
+	ApprovalID  string
+	OperationID uuid.UUID
+	Tool        string
+	Operation   string
+	GateID      string
+	ReasonCode  string
+	Message     string
+	Actor       *governance.ActorRef
+	// Arguments are the held call's; nil once it is decided.
+	Arguments json.RawMessage
+	Status    string
+	// Decision, DecidedAt and Approver are set once it is decided
+	// (Approver: console:<session>, link:<approval id>, system/timeout, or
+	// the approver an API client named).
+	Decision  string
+	DecidedAt *time.Time
+	Approver  *governance.ActorRef
+	// ArgumentDigest is the sha256 of Arguments; a resolution may be bound
+	// to it (ApprovalResolution.ArgumentDigest).
+	ArgumentDigest string
+	Action         string
+	MatchedRule    string
+	AgentName      string
+	RunID          string
+	ToolCallID     string
+	Cwd            string
+	PathFacts      []abi.PathFact
+	// Since is when the call began to wait.
+	Since time.Time
+}
 
 // BrokerEvent is an approval event (ApprovalEvents): pending or resolved.
 type BrokerEvent = controller.BrokerEvent
@@ -106,10 +140,7 @@ func ApprovalOf(a controller.BrokeredApproval) Approval {
 		GateID: r.GateID, ReasonCode: r.ReasonCode, Message: r.Message, Actor: r.Actor,
 		Arguments: r.Arguments, Status: string(a.Status), ArgumentDigest: r.ArgumentDigest, Action: r.Action,
 		MatchedRule: r.MatchedRule, AgentName: r.AgentName, RunID: r.RunID, ToolCallID: r.ToolCallID, Cwd: r.Cwd,
-		Since: a.Since,
-	}
-	for _, f := range r.PathFacts {
-		out.PathFacts = append(out.PathFacts, api.PathFact{Arg: f.Arg, Raw: f.Raw, Resolved: f.Resolved, Exists: f.Exists, Kind: string(f.Kind), NearestExisting: f.NearestExisting})
+		PathFacts: r.PathFacts, Since: a.Since,
 	}
 	if a.Final != nil {
 		out.Decision = string(a.Final.Decision)

@@ -2,9 +2,7 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"github.com/govhost/govhost/api"
 	"sync"
 	"time"
 
@@ -14,51 +12,48 @@ import (
 	"github.com/govhost/govhost/governance"
 )
 
-// AuthorizeRequest is one tool call an agent is about to make.
-type AuthorizeRequest struct {
-	Tool       string
-	Operation  string
-	Action     string
-	Arguments  json.RawMessage
-	Cwd        string
-	PathArgs   []string
-	RunID      string
-	AgentName  string
-	ToolCallID string
-	Metadata   map[string]string
-	// Wait is how long this request may wait for an approver when a gate
-	// asks for approval; zero answers "pending" at once.
-	Wait time.Duration
-}
+// Decision is what an authorization answers.
+type Decision string
 
 // Decisions an authorization answers.
 const (
-	DecisionAllow   = api.DecisionAllow
-	DecisionDeny    = api.DecisionDeny
-	DecisionPending = api.DecisionPending
+	DecisionAllow   Decision = "allow"
+	DecisionDeny    Decision = "deny"
+	DecisionPending Decision = "pending_approval"
 )
 
-type PermitInfo = api.PermitInfo
+// Denial is a recorded deny: the operation, the gate that denied and why.
+type Denial struct {
+	OperationID string
+	GateID      string
+	ReasonCode  string
+	Message     string
+}
 
-type Denial = api.Denial
+// AuthorizeResult is the answer: a permit, a denial, or (when a gate asked
+// for approval and the wait ran out) the ids to wait on.
+type AuthorizeResult struct {
+	Decision Decision
+	Permit   *controller.Permit
+	Denial   *Denial
+	// AuthorizationID names a pending authorization (Wait); ApprovalID the
+	// approval an approver resolves.
+	AuthorizationID string
+	ApprovalID      string
+}
 
-type AuthorizeResult = api.AuthorizeResult
-
-// Authorize runs the first phase of a governed call in task taskID. A
-// require_approval parks the authorization with the broker: the answer is
-// then pending, with an authorization id for Wait and the approval id an
-// approver resolves.
-func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, req AuthorizeRequest) (AuthorizeResult, error) {
-	if req.Tool == "" {
+// Authorize runs the first phase of a governed call in task taskID. wait
+// is how long the request may wait for an approver when a gate asks for
+// approval; zero answers pending at once. A require_approval parks the
+// authorization with the broker: the answer is then pending, with an
+// authorization id for Wait and the approval id an approver resolves.
+func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, call controller.Call, wait time.Duration) (AuthorizeResult, error) {
+	if call.Tool == "" {
 		return AuthorizeResult{}, failf(CodeInvalidRequest, "tool is required")
 	}
 	t, err := s.task(taskID)
 	if err != nil {
 		return AuthorizeResult{}, err
-	}
-	call := controller.Call{
-		Tool: req.Tool, Operation: req.Operation, Action: req.Action, Arguments: req.Arguments, Cwd: req.Cwd,
-		PathArgs: req.PathArgs, RunID: req.RunID, AgentName: req.AgentName, ToolCallID: req.ToolCallID, Metadata: req.Metadata,
 	}
 	a := s.authz.start()
 	// The authorization outlives the request when it waits for an approver:
@@ -72,7 +67,7 @@ func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, req Authorize
 		p, err := t.Authorize(actx, call)
 		a.finish(p, err)
 	}()
-	return s.await(ctx, a, req.Wait)
+	return s.await(ctx, a, wait)
 }
 
 // Wait answers a pending authorization: its result once decided, or
@@ -147,10 +142,7 @@ func (a *authorization) result() (AuthorizeResult, error) {
 	p, err := a.permit, a.err
 	a.mu.Unlock()
 	if err == nil {
-		return AuthorizeResult{Decision: DecisionAllow, Permit: &PermitInfo{
-			PermitID: p.ID, OperationID: p.OperationID, TaskID: p.TaskBoundaryID, Tool: p.Tool,
-			ArgumentDigest: p.ArgumentDigest, Arguments: p.Arguments, ExpiresAt: p.ExpiresAt,
-		}}, nil
+		return AuthorizeResult{Decision: DecisionAllow, Permit: &p}, nil
 	}
 	var de *governance.GovernanceDeniedError
 	var ee *governance.GovernanceEvidenceError

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/govhost/govhost/api"
 	"sync"
 
 	"github.com/google/uuid"
@@ -12,7 +11,11 @@ import (
 	"github.com/govhost/govhost/governance"
 )
 
-type Certificate = api.Certificate
+// Certificate is a minted certificate and the chain it certifies.
+type Certificate struct {
+	ChainID     uuid.UUID
+	Certificate governance.TaskCertificate
+}
 
 // Mint certifies the closed task whose evidence is chain: the chain must
 // end with its TASK_CLOSED. expectedHead is the head the caller trusts

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
 )
@@ -23,17 +22,24 @@ func (s *Service) ExportChain(ctx context.Context, chain uuid.UUID, w io.Writer)
 	return evidence.WriteJSONL(w, recs)
 }
 
+// ChainHead is a chain's last record: its sequence and chain hash.
+type ChainHead struct {
+	ChainID  uuid.UUID
+	Sequence int64
+	Hash     string
+}
+
 // ChainHead returns a chain's head; a chain without records is
 // CodeChainNotFound.
-func (s *Service) ChainHead(ctx context.Context, chain uuid.UUID) (api.ChainHead, error) {
+func (s *Service) ChainHead(ctx context.Context, chain uuid.UUID) (ChainHead, error) {
 	h, err := s.eng.Evidence.Head(ctx, chain)
 	if err != nil {
-		return api.ChainHead{}, err
+		return ChainHead{}, err
 	}
 	if h == governance.EmptyHead {
-		return api.ChainHead{}, failf(CodeChainNotFound, "no records for chain %s", chain)
+		return ChainHead{}, failf(CodeChainNotFound, "no records for chain %s", chain)
 	}
-	return api.ChainHead{ChainID: chain, Sequence: h.Sequence, Hash: h.Hash}, nil
+	return ChainHead{ChainID: chain, Sequence: h.Sequence, Hash: h.Hash}, nil
 }
 
 // VerifyChain verifies a stored chain against a head the caller trusts.

@@ -3,13 +3,45 @@ package service
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/govhost/govhost/api"
+	"github.com/google/uuid"
+
 	"github.com/govhost/govhost/controller"
 )
 
-// DecisionEvent is one verdict as the live stream shows it.
-type DecisionEvent = api.DecisionEvent
+// DecisionEvent is one verdict as the live stream shows it: allow, deny
+// (with the gate, reason code and message), ask (a gate wants an
+// approver), or failed (no verdict: evidence could not be written). Never
+// argument values.
+type DecisionEvent struct {
+	At             time.Time
+	Verdict        Verdict
+	TaskID         uuid.UUID
+	ChainID        uuid.UUID
+	OperationID    uuid.UUID
+	Tool           string
+	Operation      string
+	AgentName      string
+	RunID          string
+	ToolCallID     string
+	ArgumentDigest string
+	GateID         string
+	ReasonCode     string
+	Message        string
+	ApprovalID     string
+}
+
+// Verdict is what a DecisionEvent reports.
+type Verdict string
+
+// Verdicts of a DecisionEvent.
+const (
+	VerdictAllow  Verdict = "allow"
+	VerdictDeny   Verdict = "deny"
+	VerdictAsk    Verdict = "ask"
+	VerdictFailed Verdict = "failed"
+)
 
 // Bounds of the decision stream.
 const (
@@ -111,15 +143,15 @@ func (s *Service) decided(d controller.Decided) {
 		return
 	}
 	ev := DecisionEvent{
-		At: d.At, Verdict: api.VerdictAllow, TaskID: d.TaskBoundaryID, ChainID: d.ChainID, OperationID: d.OperationID,
+		At: d.At, Verdict: VerdictAllow, TaskID: d.TaskBoundaryID, ChainID: d.ChainID, OperationID: d.OperationID,
 		Tool: d.Tool, Operation: d.Operation, AgentName: d.AgentName, RunID: d.RunID, ToolCallID: d.ToolCallID,
 		ArgumentDigest: d.ArgumentDigest, GateID: d.GateID, ReasonCode: d.ReasonCode, Message: d.Message,
 	}
 	switch {
 	case d.Failure != "":
-		ev.Verdict, ev.Message = api.VerdictFailed, d.Failure
+		ev.Verdict, ev.Message = VerdictFailed, d.Failure
 	case !d.Allowed:
-		ev.Verdict = api.VerdictDeny
+		ev.Verdict = VerdictDeny
 	}
 	s.decisions.publish(ev)
 }
@@ -127,7 +159,7 @@ func (s *Service) decided(d controller.Decided) {
 func askEvent(a controller.BrokeredApproval) DecisionEvent {
 	r := a.Request
 	return DecisionEvent{
-		At: a.Since, Verdict: api.VerdictAsk, OperationID: r.OperationID, Tool: r.Tool, Operation: r.Operation,
+		At: a.Since, Verdict: VerdictAsk, OperationID: r.OperationID, Tool: r.Tool, Operation: r.Operation,
 		AgentName: r.AgentName, RunID: r.RunID, ToolCallID: r.ToolCallID, ArgumentDigest: r.ArgumentDigest,
 		GateID: r.GateID, ReasonCode: r.ReasonCode, Message: r.Message, ApprovalID: a.ID,
 	}

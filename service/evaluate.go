@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
-	"github.com/govhost/govhost/api"
 
 	"github.com/google/uuid"
 
@@ -21,12 +19,31 @@ type EvaluateRequest struct {
 	Role      string
 	Resource  string
 	Workspace string
-	Call      AuthorizeRequest
+	Call      controller.Call
 }
 
-type GateAnswer = api.GateAnswer
+// GateAnswer is one gate's answer in an evaluation (Error: the gate
+// failed to answer).
+type GateAnswer struct {
+	GateID      string
+	Level       string
+	Decision    string
+	ReasonCode  string
+	Message     string
+	MatchedRule string
+	Error       string
+}
 
-type Evaluation = api.Evaluation
+// Evaluation is the combined verdict and each gate's answer.
+type Evaluation struct {
+	PolicyID      uuid.UUID
+	PolicyVersion string
+	Decision      string
+	ReasonCode    string
+	Message       string
+	MatchedRule   string
+	Gates         []GateAnswer
+}
 
 // Evaluate runs the gates of the pinned or resolved policy on one call
 // (what govhost eval does), recording nothing.
@@ -47,11 +64,7 @@ func (s *Service) Evaluate(ctx context.Context, req EvaluateRequest) (Evaluation
 	if err != nil {
 		return Evaluation{}, policyError(err)
 	}
-	c := req.Call
-	res, err := controller.DryRun(ctx, s.eng.Gates, snap, controller.Call{
-		Tool: c.Tool, Operation: c.Operation, Action: c.Action, Arguments: json.RawMessage(c.Arguments), Cwd: c.Cwd, PathArgs: c.PathArgs,
-		RunID: c.RunID, AgentName: c.AgentName, ToolCallID: c.ToolCallID, Metadata: c.Metadata,
-	}, controller.DryRunOptions{Workspace: req.Workspace, PathFacts: pathfacts.ResolveCall})
+	res, err := controller.DryRun(ctx, s.eng.Gates, snap, req.Call, controller.DryRunOptions{Workspace: req.Workspace, PathFacts: pathfacts.ResolveCall})
 	if err != nil {
 		return Evaluation{}, fail(CodeInvalidRequest, err)
 	}

@@ -3,15 +3,24 @@ package service
 import (
 	"context"
 	"sync"
+	"time"
 
-	"github.com/govhost/govhost/api"
+	"github.com/google/uuid"
 )
 
 // maxRecentlyClosed bounds the closed tasks kept for Tasks.
 const maxRecentlyClosed = 1000
 
-// TaskState is a task as the console lists it.
-type TaskState = api.TaskState
+// TaskState is a task as the console lists it: open, or closed with its
+// head and the certificate minted for its chain (if any).
+type TaskState struct {
+	TaskInfo
+	State         string
+	Head          string
+	OpenedAt      *time.Time
+	ClosedAt      *time.Time
+	CertificateID *uuid.UUID
+}
 
 // closedBook keeps the most recently closed tasks, oldest dropped first.
 type closedBook struct {

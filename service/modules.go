@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/govhost/govhost"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
 )
 
@@ -37,16 +36,45 @@ func ModuleRefusalCodes() []Code {
 // A refused module is an *Error whose code is the host's reason code
 // (gate.bad_import, gate.reserved_name, ...); nothing is stored then.
 // Nothing is ever appended to evidence.
-func (s *Service) UploadModule(ctx context.Context, wasm []byte) (api.ModuleUpload, error) {
+// Module describes a gate module: what a policy binds by sha256.
+type Module struct {
+	SHA256 string
+	// ABIKind is "native" (govhost's gate ABI v1) or "extism" (a module
+	// built with an Extism PDK).
+	ABIKind string
+	// Exports are the module's exported functions and memories, sorted:
+	// the module's own text (escape it before showing it on a terminal).
+	Exports []string
+	Size    int
+	// Builtin names the built-in gate these bytes are, if any.
+	Builtin string
+}
+
+// ModuleUpload is an upload's answer: the module, and whether this upload
+// stored it (false: the same bytes were already here).
+type ModuleUpload struct {
+	Module
+	Created bool
+}
+
+// StoredModule is one stored module. One stored earlier that the host
+// refuses now (its limits were tightened) carries the refusal instead of
+// its ABI kind and exports.
+type StoredModule struct {
+	Module
+	Refused *Error
+}
+
+func (s *Service) UploadModule(ctx context.Context, wasm []byte) (ModuleUpload, error) {
 	info, created, err := s.eng.Gates.Upload(ctx, wasm)
 	if err != nil {
-		return api.ModuleUpload{}, moduleError(err)
+		return ModuleUpload{}, moduleError(err)
 	}
-	return api.ModuleUpload{Module: ModuleOf(info), Created: created}, nil
+	return ModuleUpload{Module: ModuleOf(info), Created: created}, nil
 }
 
 // Modules lists the stored modules by digest (govhost.Gates.Stored).
-func (s *Service) Modules(ctx context.Context) ([]api.StoredModule, error) {
+func (s *Service) Modules(ctx context.Context) ([]StoredModule, error) {
 	stored, err := s.eng.Gates.Stored(ctx)
 	if err != nil {
 		return nil, err
@@ -54,29 +82,29 @@ func (s *Service) Modules(ctx context.Context) ([]api.StoredModule, error) {
 	return StoredModulesOf(stored), nil
 }
 
-// StoredModulesOf is a listing's wire form.
-func StoredModulesOf(stored []govhost.StoredModule) []api.StoredModule {
-	out := make([]api.StoredModule, len(stored))
+// StoredModulesOf describes a listing of stored modules.
+func StoredModulesOf(stored []govhost.StoredModule) []StoredModule {
+	out := make([]StoredModule, len(stored))
 	for i, m := range stored {
-		out[i] = api.StoredModule{Module: ModuleOf(m.ModuleInfo)}
+		out[i] = StoredModule{Module: ModuleOf(m.ModuleInfo)}
 		if m.Refused != nil {
-			out[i].Refused = &api.ErrorDetail{Code: m.Refused.Code, Message: m.Refused.Error()}
+			out[i].Refused = &Error{Code: Code(m.Refused.Code), Message: m.Refused.Error(), Err: m.Refused}
 		}
 	}
 	return out
 }
 
 // Module describes one module, stored or built in.
-func (s *Service) Module(ctx context.Context, digest string) (api.Module, error) {
+func (s *Service) Module(ctx context.Context, digest string) (Module, error) {
 	if !governance.IsDigest(digest) {
-		return api.Module{}, failf(CodeInvalidRequest, "%q is not a sha256 (64 lowercase hex characters)", digest)
+		return Module{}, failf(CodeInvalidRequest, "%q is not a sha256 (64 lowercase hex characters)", digest)
 	}
 	info, err := s.eng.Gates.Module(ctx, digest)
 	if errors.Is(err, govhost.ErrModuleUnknown) {
-		return api.Module{}, failf(CodeModuleUnknown, "no stored or built-in module %s", digest)
+		return Module{}, failf(CodeModuleUnknown, "no stored or built-in module %s", digest)
 	}
 	if err != nil {
-		return api.Module{}, moduleError(err)
+		return Module{}, moduleError(err)
 	}
 	return ModuleOf(info), nil
 }
@@ -96,14 +124,14 @@ func moduleError(err error) error {
 	return err
 }
 
-// ModuleOf is a module's wire form (the API's and `govhost plugin add
+// ModuleOf describes a module (the API's and `govhost plugin add
 // --json`'s).
-func ModuleOf(m govhost.ModuleInfo) api.Module {
+func ModuleOf(m govhost.ModuleInfo) Module {
 	exports := m.Exports
 	if exports == nil {
 		exports = []string{}
 	}
-	return api.Module{SHA256: m.Digest, ABIKind: string(m.Kind), Exports: exports, Size: m.Size, Builtin: m.Builtin}
+	return Module{SHA256: m.Digest, ABIKind: string(m.Kind), Exports: exports, Size: m.Size, Builtin: m.Builtin}
 }
 
 // ReasonCodeDeclared reports whether a gate resolved so far declares code

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost"
-	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/certify"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/policy"
@@ -53,10 +52,14 @@ func (s *Service) PolicyVersions(ctx context.Context, id uuid.UUID) ([]PolicySum
 	return out, nil
 }
 
-// bundle mints a closed task's certificate at its chain's head and
-// gathers its proof (govhost.Engine.Bundle); without withCheckpoint the
-// signed checkpoint is left out.
-func (s *Service) bundle(ctx context.Context, task uuid.UUID, withCheckpoint bool) (certify.Bundle, error) {
+// Bundle is a closed task's certificate and its proof (certify's bundle).
+type Bundle = certify.Bundle
+
+// Bundle mints a closed task's certificate at its chain's head and
+// gathers its proof (govhost.Engine.Bundle): the certificate, the chain
+// up to the certified head and the policy snapshot; without
+// withCheckpoint the signed checkpoint is left out.
+func (s *Service) Bundle(ctx context.Context, task uuid.UUID, withCheckpoint bool) (Bundle, error) {
 	b, err := s.eng.Bundle(ctx, task)
 	var ce *governance.CertificateError
 	switch {
@@ -73,20 +76,10 @@ func (s *Service) bundle(ctx context.Context, task uuid.UUID, withCheckpoint boo
 	return b, nil
 }
 
-// Bundle is a closed task's certificate and its proof as one document
-// (see api.Bundle).
-func (s *Service) Bundle(ctx context.Context, task uuid.UUID, withCheckpoint bool) (api.Bundle, error) {
-	b, err := s.bundle(ctx, task, withCheckpoint)
-	if err != nil {
-		return api.Bundle{}, err
-	}
-	return api.Bundle{Certificate: b.Certificate, Chain: b.Records, Policy: b.Policy, Checkpoint: string(b.Checkpoint)}, nil
-}
-
 // BundleTar writes the bundle folder of a closed task as a tar archive
 // (certify.WriteTar). A refusal comes before any byte is written.
 func (s *Service) BundleTar(ctx context.Context, task uuid.UUID, withCheckpoint bool, w io.Writer) error {
-	b, err := s.bundle(ctx, task, withCheckpoint)
+	b, err := s.Bundle(ctx, task, withCheckpoint)
 	if err != nil {
 		return err
 	}

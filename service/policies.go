@@ -5,58 +5,56 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
 	"github.com/govhost/govhost/policy/profiles"
 )
 
-type PolicySummary = api.PolicySummary
+// PolicySummary names a stored policy version: id, version, digest,
+// release state and how many gates it binds.
+type PolicySummary struct {
+	PolicyID     uuid.UUID
+	Version      string
+	Digest       string
+	ReleaseState string
+	GateCount    int
+}
+
+// Unbound is the answer of an unbind: how many bindings went (0 when the
+// version was not bound there).
+type Unbound struct {
+	PolicyID uuid.UUID
+	Version  string
+	Scope    governance.PolicyScope
+	Selector string
+	Removed  int
+}
 
 // SummaryOf summarises a snapshot.
 func SummaryOf(s governance.PolicySnapshot) PolicySummary {
 	return PolicySummary{PolicyID: s.PolicyID(), Version: s.Version(), Digest: s.Digest(), ReleaseState: string(s.ReleaseState()), GateCount: s.NumGateBindings()}
 }
 
-// apiResolver resolves a policy file's module references sent over the
-// API: a built-in gate's name, or the sha256 of a module already here. A
-// path on the server's disk is refused: a client names code by digest.
-func (s *Service) apiResolver(ref string) (string, error) {
-	if policyfile.IsPath(ref) {
-		return "", fmt.Errorf("%w: %q: module paths are not accepted over the API; reference a built-in gate by name or a stored module by its sha256", policyfile.ErrModuleNotFound, ref)
-	}
-	if m, ok := builtin.Lookup(ref); ok {
-		return m.Digest, nil
-	}
-	if governance.IsDigest(ref) && s.eng.Gates.ModuleAvailable(ref) {
-		return ref, nil
-	}
-	return "", fmt.Errorf("%w: no built-in gate and no stored module %q (have %v)", policyfile.ErrModuleNotFound, ref, builtin.Names())
-}
-
-// PutPolicy stores a policy file's version, staged. Storing the same
-// version with the same digest again is not an error.
+// PutPolicy stores a policy file's version, staged (govhost's one
+// store-a-policy-file operation). A file sent over the API names a module
+// by a built-in gate's name or a stored module's sha256, never by a path.
+// Storing the same version with the same digest again is not an error.
 func (s *Service) PutPolicy(ctx context.Context, file []byte) (PolicySummary, error) {
-	snap, err := policyfile.Load(file, "request body", s.apiResolver)
+	f, err := s.eng.Gates.ParseSentPolicyFile(file, "request body")
 	if errors.Is(err, policyfile.ErrModuleNotFound) {
 		return PolicySummary{}, fail(CodeModuleNotFound, err)
 	}
 	if err != nil {
 		return PolicySummary{}, fail(CodePolicyInvalid, err)
 	}
-	if err := s.eng.Policies.Put(ctx, snap); err != nil {
-		return PolicySummary{}, policyError(err)
-	}
-	stored, err := s.eng.Policies.Get(ctx, snap.PolicyID(), snap.Version())
+	stored, _, err := s.eng.PutPolicyFile(ctx, f)
 	if err != nil {
 		return PolicySummary{}, policyError(err)
 	}
@@ -105,18 +103,18 @@ func (s *Service) BindPolicyBy(ctx context.Context, id uuid.UUID, version string
 
 // UnbindPolicy removes a version's bindings at one scope and selector,
 // logging who did it (by); removing none is not an error.
-func (s *Service) UnbindPolicy(ctx context.Context, id uuid.UUID, version string, scope governance.PolicyScope, selector, by string) (api.Unbound, error) {
+func (s *Service) UnbindPolicy(ctx context.Context, id uuid.UUID, version string, scope governance.PolicyScope, selector, by string) (Unbound, error) {
 	u := policy.Unbinding{PolicyID: id, Version: version, Scope: scope, Selector: selector}
 	if err := u.Validate(); err != nil {
-		return api.Unbound{}, fail(CodeInvalidRequest, err)
+		return Unbound{}, fail(CodeInvalidRequest, err)
 	}
 	n, err := s.eng.Policies.Unbind(ctx, u)
 	if err != nil {
-		return api.Unbound{}, policyError(err)
+		return Unbound{}, policyError(err)
 	}
 	s.log.Info("policy unbound", slog.String("policy", id.String()+"@"+version), slog.String("scope", string(scope)),
 		slog.String("selector", selector), slog.Int("removed", n), slog.String("by", by))
-	return api.Unbound{PolicyID: id.String(), Version: version, Scope: string(scope), Selector: selector, Removed: n}, nil
+	return Unbound{PolicyID: id, Version: version, Scope: scope, Selector: selector, Removed: n}, nil
 }
 
 // Bindings lists the stored bindings; a scope (and selector) given keeps
@@ -182,15 +180,12 @@ func (s *Service) EnsurePolicy(ctx context.Context, file, profile string) (Polic
 		}
 		return SummaryOf(snap), installed, nil
 	}
-	data, err := os.ReadFile(file)
+	f, err := govhost.ReadPolicyFile(file)
 	if err != nil {
 		return PolicySummary{}, false, err
 	}
-	snap, err := policyfile.Load(data, file, s.eng.Gates.Resolver(filepath.Dir(file)))
+	snap, _, err := s.eng.PutPolicyFile(ctx, f)
 	if err != nil {
-		return PolicySummary{}, false, err
-	}
-	if err := s.eng.Policies.Put(ctx, snap); err != nil {
 		return PolicySummary{}, false, err
 	}
 	if snap, err = s.eng.Policies.Activate(ctx, snap.PolicyID(), snap.Version(), actor, time.Now()); err != nil {

@@ -3,8 +3,8 @@ package service
 import (
 	"context"
 	"errors"
-	"github.com/govhost/govhost/api"
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -25,7 +25,16 @@ type OpenTaskRequest struct {
 	Workspace string
 }
 
-type TaskInfo = api.TaskInfo
+// TaskInfo describes an open or just-closed task: its ids, the policy
+// version it is pinned to and its workspace.
+type TaskInfo struct {
+	TaskID        uuid.UUID
+	ChainID       uuid.UUID
+	PolicyID      uuid.UUID
+	PolicyVersion string
+	PolicyDigest  string
+	Workspace     string
+}
 
 // OpenTask opens a task and keeps it until CloseTask.
 func (s *Service) OpenTask(ctx context.Context, req OpenTaskRequest) (TaskInfo, error) {
@@ -108,7 +117,16 @@ func (s *Service) ListTasks(ctx context.Context) []TaskInfo {
 	return out
 }
 
-type ClosedTask = api.ClosedTask
+// ClosedTask is what closing a task returns: the boundary, the chain head
+// a certificate is minted against, and the operations left without a
+// terminal (authorized, never completed), which keep it from minting.
+type ClosedTask struct {
+	TaskInfo
+	Head                 string
+	OpenedAt             time.Time
+	ClosedAt             time.Time
+	UnfinishedOperations []uuid.UUID
+}
 
 // CloseTask appends TASK_CLOSED and forgets the task.
 func (s *Service) CloseTask(ctx context.Context, id uuid.UUID) (ClosedTask, error) {

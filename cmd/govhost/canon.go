@@ -10,8 +10,6 @@ import (
 	"github.com/govhost/govhost/governance"
 )
 
-func init() { register("", newCanonCmd) }
-
 func newCanonCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "canon < value.json",

@@ -15,14 +15,6 @@ import (
 	"github.com/govhost/govhost/checkpoint"
 )
 
-func init() {
-	register("", func() *cobra.Command {
-		return newGroupCmd("cert", "Bundle, verify and sign task certificates",
-			newCertBundleCmd(), newCertVerifyCmd(), newCertCheckpointCmd(), newCertCosignCmd(),
-			newGroupCmd("key", "The data directory's checkpoint signing key", newKeyShowCmd(), newKeyRotateCmd()))
-	})
-}
-
 func newCertBundleCmd() *cobra.Command {
 	var task, out, log string
 	var to target

@@ -18,12 +18,6 @@ import (
 	"github.com/govhost/govhost/server/client"
 )
 
-func init() {
-	register("", func() *cobra.Command {
-		return newGroupCmd("chain", "Export and verify evidence chains", newChainVerifyCmd(), newChainExportCmd())
-	})
-}
-
 func newChainVerifyCmd() *cobra.Command {
 	var file, head string
 	c := &cobra.Command{

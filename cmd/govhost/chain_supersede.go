@@ -12,8 +12,6 @@ import (
 	"github.com/govhost/govhost/governance"
 )
 
-func init() { register("chain", newChainSupersedeCmd) }
-
 func newChainSupersedeCmd() *cobra.Command {
 	var chain, record, fields, reason, corrections string
 	var data *string

@@ -21,8 +21,6 @@ import (
 	"github.com/govhost/govhost/hookinstall"
 )
 
-func init() { register("", newDoctorCmd) }
-
 // doctorReport is `govhost doctor --json`.
 type doctorReport struct {
 	OK      bool          `json:"ok"`

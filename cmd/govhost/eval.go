@@ -58,8 +58,6 @@ type evalResult struct {
 	Error       string     `json:"error,omitempty"`
 }
 
-func init() { register("", newEvalCmd) }
-
 // newEvalCmd evaluates JSON Lines requests through Wasm gates without a
 // data directory: one gate (--gate) or every applicable gate of a policy
 // file (--policy). Exit 0 when every line was evaluated, 2 on a usage

@@ -11,8 +11,6 @@ import (
 	"github.com/govhost/govhost/host"
 )
 
-func init() { register("", newBenchCmd) }
-
 // newBenchCmd is `govhost bench`: per-call latency, cold load with and
 // without the compilation cache and instance memory of one gate or, with
 // --compare, of several on the same inputs in one run.

@@ -11,12 +11,6 @@ import (
 	"github.com/govhost/govhost/scaffold"
 )
 
-func init() {
-	register("", func() *cobra.Command {
-		return newGroupCmd("gate", "Gate projects: scaffold a new gate", newGateNewCmd())
-	})
-}
-
 // newGateNewCmd is `govhost gate new --lang L NAME`: it writes a gate
 // project that builds and passes `govhost test` as generated.
 func newGateNewCmd() *cobra.Command {

@@ -16,8 +16,6 @@ import (
 	"github.com/govhost/govhost/sdk/gatecases"
 )
 
-func init() { register("", newTestCmd) }
-
 // newTestCmd is `govhost test`: it runs cases files through one gate module
 // and reports pass / fail per case. Exit 0 when every case passed, 1 when
 // one failed, 2 on a usage error, an unreadable file or a module the host

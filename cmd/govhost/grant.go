@@ -14,13 +14,6 @@ import (
 	"github.com/govhost/govhost/server/client"
 )
 
-func init() {
-	register("", func() *cobra.Command {
-		return newGroupCmd("grant", "Excuse one gate's deny in an open task of a running server (operator token)",
-			newGrantCmd("exception", false), newGrantCmd("break-glass", true))
-	})
-}
-
 // newGrantCmd is `govhost grant exception|break-glass`: POST
 // /v1/tasks/{task_id}/exceptions or /break-glass with the operator token.
 // Tasks are open only in a running server, so it needs one.

@@ -6,8 +6,6 @@ import (
 	"github.com/govhost/govhost/hookclient"
 )
 
-func init() { register("", newHookCmd) }
-
 func newHookCmd() *cobra.Command {
 	var f hookclient.Flags
 	c := &cobra.Command{

@@ -15,8 +15,6 @@ import (
 	"github.com/govhost/govhost/policy/profiles"
 )
 
-func init() { register("", newInstallCmd) }
-
 // hookEndpoint is the sidecar a hook is installed for: its URL and token.
 type hookEndpoint struct {
 	url, tokenFile, data *string

@@ -1,7 +1,8 @@
 // Command govhost is the command-line front end of govhost: canonical hashing,
 // chain verification and export, policy management, gate evaluation and the
-// server. Each command lives in its own file and registers itself (see
-// register); the work is done by the packages the commands call.
+// server. The commands are listed in one place (commands.go); each lives in
+// its own file, parses its flags, calls one library or client operation and
+// prints. The work is done by the packages the commands call.
 package main
 
 import (
@@ -50,23 +51,6 @@ func invalidError(err error) error { return &exitError{code: exitInvalid, err: e
 // silentExit exits with code, printing nothing more.
 func silentExit(code int) error { return &exitError{code: code} }
 
-// registration is one command and the command it hangs under.
-type registration struct {
-	parent string // "" for the root, else the parent's path below the root ("policy")
-	build  func() *cobra.Command
-}
-
-var registry []registration
-
-// register adds a command, built fresh for every run. Call it from an init
-// function in the command's own file: register("", newServeCmd) for a
-// top-level command, register("policy", newPolicyDiffCmd) for a subcommand
-// of one defined in another file. A group's own file may instead add its
-// subcommands itself with AddCommand.
-func register(parent string, build func() *cobra.Command) {
-	registry = append(registry, registration{parent: parent, build: build})
-}
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -109,17 +93,7 @@ flags or unreadable input.`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	storeFlag(root)
-	for _, r := range registry {
-		parent := root
-		if r.parent != "" {
-			found, rest, err := root.Find(strings.Fields(r.parent))
-			if err != nil || len(rest) > 0 || found == root {
-				panic(fmt.Sprintf("govhost: command registered under unknown parent %q", r.parent))
-			}
-			parent = found
-		}
-		parent.AddCommand(r.build())
-	}
+	root.AddCommand(commands()...)
 	classifyErrors(root)
 	return root
 }

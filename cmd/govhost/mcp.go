@@ -19,13 +19,13 @@ import (
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/mcp"
 	"github.com/govhost/govhost/pathfacts"
+	"github.com/govhost/govhost/policy/profiles"
 	"github.com/govhost/govhost/server/client"
 )
 
-func init() { register("", newMCPCmd) }
-
 type mcpFlags struct {
 	name, mapFile, policyFile, policyID, version, resource string
+	profile                                                string
 	approve                                                string
 	approvalTimeout                                        time.Duration
 	hideDenied                                             bool
@@ -95,6 +95,7 @@ upstream's own credential comes from --upstream-token-file.`,
 	fl.StringVar(&f.policyID, "policy-id", "", "pin this stored policy id (with --policy-version)")
 	fl.StringVar(&f.version, "policy-version", "", "pin this stored policy version")
 	fl.StringVar(&f.resource, "resource", "", "resolve the policy bound to this resource label")
+	fl.StringVar(&f.profile, "profile", "", "the default coding-agent policy's profile installed when no policy is given and none is bound: strict, balanced or permissive (default balanced)")
 	fl.StringVar(&f.approve, "approve", "none", "who answers require_approval: none (deny) or prompt (ask on the terminal, /dev/tty)")
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", 2*time.Minute, "how long a call may wait for approval before it is denied")
 	fl.BoolVar(&f.hideDenied, "hide-denied", false, "leave out of tools/list the tools no binding of the policy names")
@@ -160,8 +161,16 @@ func mcpLogAndMapping(f mcpFlags, stderr io.Writer) (*slog.Logger, *mcp.MappingF
 // session).
 func openMCPEmbedded(ctx context.Context, f mcpFlags, dataDir string, perSession bool) (*mcp.Embedded, func(), error) {
 	noop := func() {}
+	if f.profile != "" {
+		if f.policyFile != "" || f.policyID != "" || f.version != "" || f.resource != "" {
+			return nil, noop, usageErrorf("--profile names the default policy installed when none is bound: drop --policy, --policy-id, --policy-version and --resource")
+		}
+		if _, err := profiles.File(f.profile); err != nil {
+			return nil, noop, usageError(err)
+		}
+	}
 	opts := mcp.EmbeddedOptions{
-		Dir: dataDir, PolicyFile: f.policyFile, Version: f.version, Resource: f.resource,
+		Dir: dataDir, PolicyFile: f.policyFile, Version: f.version, Resource: f.resource, Profile: f.profile,
 		ApprovalTimeout: f.approvalTimeout, Host: dataHostConfig(dataDir), TaskPerSession: perSession,
 	}
 	if f.policyID != "" {
@@ -227,8 +236,8 @@ func runMCPRemote(ctx context.Context, f mcpFlags, dataDir string, command []str
 // remoteTasks checks the --server flags and returns what opens one
 // session's task on the sidecar.
 func remoteTasks(f mcpFlags, dataDir string) (func(context.Context) (*mcp.RemoteGovernor, error), error) {
-	if f.policyFile != "" || f.approve != "none" {
-		return nil, usageErrorf("with --server the sidecar holds the policy and the approvals: drop --policy and --approve (use govhost serve --policy, and its approvals API)")
+	if f.policyFile != "" || f.profile != "" || f.approve != "none" {
+		return nil, usageErrorf("with --server the sidecar holds the policy and the approvals: drop --policy, --profile and --approve (use govhost serve --policy or --profile, and its approvals API)")
 	}
 	tokenFile := f.tokenFile
 	if tokenFile == "" {

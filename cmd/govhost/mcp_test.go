@@ -1,10 +1,13 @@
 package main
 
 import (
+	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/govhost/govhost/policy/profiles"
 )
 
 // TestMCP_UsageErrors: bad command lines exit 2 before anything starts.
@@ -26,9 +29,37 @@ func TestMCP_UsageErrors(t *testing.T) {
 		{[]string{"mcp", "--data", data, "--map", filepath.Join(data, "missing.json"), "--", "true"}, "invalid tool mapping"},
 		{[]string{"mcp", "--server", "http://127.0.0.1:1", "--policy", "p.json", "--", "true"}, "sidecar holds the policy"},
 		{[]string{"mcp", "--data", data, "--policy-id", "not-a-uuid", "--", "true"}, "--policy-id must be a UUID"},
+		{[]string{"mcp", "--data", data, "--profile", "lenient", "--", "true"}, `unknown profile "lenient"`},
+		{[]string{"mcp", "--data", data, "--profile", "strict", "--policy", "p.json", "--", "true"}, "drop --policy"},
+		{[]string{"mcp", "--server", "http://127.0.0.1:1", "--profile", "strict", "--", "true"}, "sidecar holds the policy"},
 	} {
 		code, _, stderr := runCLI(t, "", c.args...)
 		require.Equal(t, exitUsage, code, "%v: %s", c.args, stderr)
 		require.Contains(t, stderr, c.says)
 	}
+}
+
+// TestMCP_Profile: on a data directory with no bound policy, mcp installs
+// the default coding-agent policy of --profile (balanced without it) and
+// pins its session to it; a directory that already has one keeps it.
+func TestMCP_Profile(t *testing.T) {
+	if _, err := exec.LookPath("true"); err != nil {
+		t.Skip("no true(1) to stand in for an MCP server")
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	strict, err := profiles.Version(profiles.Strict)
+	require.NoError(t, err)
+	code, _, stderr := runCLI(t, "", "mcp", "--data", data, "--profile", profiles.Strict, "--", "true")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stderr, "under policy "+profiles.PolicyID.String()+"@"+strict+";")
+
+	code, _, stderr = runCLI(t, "", "mcp", "--data", data, "--profile", profiles.Permissive, "--", "true")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stderr, "@"+strict+";", "the bound policy stays")
+
+	balanced, err := profiles.Version(profiles.Balanced)
+	require.NoError(t, err)
+	code, _, stderr = runCLI(t, "", "mcp", "--data", filepath.Join(t.TempDir(), "fresh"), "--", "true")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stderr, "@"+balanced+";")
 }

@@ -17,13 +17,9 @@ import (
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/server/client"
+	"github.com/govhost/govhost/server/wire"
 	"github.com/govhost/govhost/service"
 )
-
-func init() {
-	register("plugin", newPluginAddCmd)
-	register("plugin", newPluginListCmd)
-}
 
 // newPluginAddCmd is `govhost plugin add FILE.wasm`: the same check and
 // content-addressed store as POST /v1/modules (govhost.Gates.Upload). It
@@ -133,7 +129,7 @@ func addModule(cmd *cobra.Command, to target, wasm []byte) (api.ModuleUpload, er
 	if err != nil {
 		return api.ModuleUpload{}, err
 	}
-	return api.ModuleUpload{Module: service.ModuleOf(info), Created: created}, nil
+	return wire.ModuleUpload(service.ModuleUpload{Module: service.ModuleOf(info), Created: created}), nil
 }
 
 // listModules lists the stored modules through the server that holds the
@@ -155,7 +151,7 @@ func listModules(cmd *cobra.Command, to target) ([]api.StoredModule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return service.StoredModulesOf(stored), nil
+	return wire.StoredModules(service.StoredModulesOf(stored)), nil
 }
 
 // openModules opens the module folder of the data directory dir with the

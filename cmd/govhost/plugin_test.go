@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/govhost/govhost/gatetest"
 	"github.com/govhost/govhost/internal/wasmfixtures"
 )
 
@@ -61,11 +62,11 @@ func TestPluginCheck_JSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("code %d: %s", code, stdout)
 	}
-	var rep pluginReport
+	var rep gatetest.CheckReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Valid || rep.Kind != "native" || rep.ABIVersion != 1 || len(rep.SHA256) != 64 || len(rep.Smoke) != len(smokeInputs) {
+	if !rep.Valid || rep.Kind != "native" || rep.ABIVersion != 1 || len(rep.SHA256) != 64 || len(rep.Smoke) != len(gatetest.SmokeInputs) {
 		t.Fatalf("report %+v", rep)
 	}
 	if rep.Smoke[0].Decision != "deny" || rep.Smoke[0].ReasonCode != "toolgate.tool_denied" {
@@ -85,7 +86,7 @@ func TestPluginCheck_InvalidGates(t *testing.T) {
 			if status != exitInvalid {
 				t.Fatalf("status %d: %s", status, stdout)
 			}
-			var rep pluginReport
+			var rep gatetest.CheckReport
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatal(err)
 			}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,19 +15,11 @@ import (
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/plugins/builtin"
 	"github.com/govhost/govhost/policy"
 	"github.com/govhost/govhost/policy/policyfile"
 	"github.com/govhost/govhost/policy/profiles"
 	"github.com/govhost/govhost/server/client"
 )
-
-func init() {
-	register("", func() *cobra.Command {
-		return newGroupCmd("policy", "Manage policy versions: put, activate, bind, unbind, list, resolve, show, template",
-			newPolicyPutCmd(), newPolicyActivateCmd(), newPolicyBindCmd(), newPolicyUnbindCmd(), newPolicyListCmd(), newPolicyResolveCmd(), newPolicyShowCmd(), newPolicyTemplateCmd())
-	})
-}
 
 // Every policy subcommand prints one JSON object on success and exits 0; a
 // refusal by the policy rules (invalid file, conflict, failed activation,
@@ -82,7 +72,7 @@ func withPolicies(cmd *cobra.Command, to target, remote func(*client.Client) (an
 		out, err := remote(c)
 		return printPolicy(cmd, out, err)
 	}
-	store, _, closeAll, err := openPolicyStore(cmd.Context(), *to.data)
+	store, closeAll, err := openPolicyStore(cmd.Context(), *to.data)
 	if err != nil {
 		return err
 	}
@@ -125,67 +115,70 @@ func newPolicyActivateCmd() *cobra.Command {
 	return c
 }
 
-func newPolicyBindCmd() *cobra.Command {
+// scopeChange is what bind and unbind name: a policy version and a scope
+// (global, or a role or resource label as selector).
+type scopeChange struct {
+	id              uuid.UUID
+	version         string
+	scope, selector string
+}
+
+// newPolicyScopeCmd is the body bind and unbind share: --id, --version,
+// --scope, --selector and the data directory's flags, then remote through
+// the server that holds the directory or local on its policy store.
+func newPolicyScopeCmd(c *cobra.Command, remote func(context.Context, *client.Client, scopeChange) (any, error), local func(context.Context, policy.Store, scopeChange) (any, error)) *cobra.Command {
 	var scope, selector string
-	var to target
-	c := &cobra.Command{
-		Use:   "bind --id ID --version V --scope global|role|resource [--selector S] [--data DIR]",
-		Short: "Bind an active version to a scope (global, a role or a resource label)",
-	}
 	parse := policyVersionFlags(c)
+	to := targetFlags(c)
+	c.Flags().StringVar(&scope, "scope", "", "global, role or resource")
+	c.Flags().StringVar(&selector, "selector", "", "role or resource label (not for global)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		id, version, err := parse()
 		if err != nil {
 			return err
 		}
-		return withPolicies(cmd, to, func(c *client.Client) (any, error) {
-			return c.BindPolicy(cmd.Context(), id, version, api.BindRequest{Scope: scope, Selector: selector})
-		}, func(store policy.Store) (any, error) {
-			b, err := governance.NewPolicyBinding(governance.PolicyBinding{
-				BindingID: uuid.New(), Scope: governance.PolicyScope(scope), Selector: selector,
-				PolicyID: id, PolicyVersion: version, CreatedAt: time.Now(),
-			})
-			if err == nil {
-				err = store.Bind(cmd.Context(), b)
-			}
-			return b, err
-		})
+		change := scopeChange{id: id, version: version, scope: scope, selector: selector}
+		ctx := cmd.Context()
+		return withPolicies(cmd, to,
+			func(c *client.Client) (any, error) { return remote(ctx, c, change) },
+			func(store policy.Store) (any, error) { return local(ctx, store, change) })
 	}
-	to = targetFlags(c)
-	c.Flags().StringVar(&scope, "scope", "", "global, role or resource")
-	c.Flags().StringVar(&selector, "selector", "", "role or resource label (not for global)")
 	return c
 }
 
+func newPolicyBindCmd() *cobra.Command {
+	return newPolicyScopeCmd(&cobra.Command{
+		Use:   "bind --id ID --version V --scope global|role|resource [--selector S] [--data DIR]",
+		Short: "Bind an active version to a scope (global, a role or a resource label)",
+	}, func(ctx context.Context, c *client.Client, ch scopeChange) (any, error) {
+		return c.BindPolicy(ctx, ch.id, ch.version, api.BindRequest{Scope: ch.scope, Selector: ch.selector})
+	}, func(ctx context.Context, store policy.Store, ch scopeChange) (any, error) {
+		b, err := governance.NewPolicyBinding(governance.PolicyBinding{
+			BindingID: uuid.New(), Scope: governance.PolicyScope(ch.scope), Selector: ch.selector,
+			PolicyID: ch.id, PolicyVersion: ch.version, CreatedAt: time.Now(),
+		})
+		if err == nil {
+			err = store.Bind(ctx, b)
+		}
+		return b, err
+	})
+}
+
 func newPolicyUnbindCmd() *cobra.Command {
-	var scope, selector string
-	var to target
-	c := &cobra.Command{
+	return newPolicyScopeCmd(&cobra.Command{
 		Use:   "unbind --id ID --version V --scope global|role|resource [--selector S] [--data DIR]",
 		Short: "Remove a version's bindings at one scope (the way out of a binding that should not govern)",
 		Long: `unbind removes the bindings of one policy version at one scope (and selector)
 and prints how many it removed. The version stays stored and active. With serve
 running it goes through the server (POST /v1/policies/{id}/versions/{v}/unbind,
 the operator token).`,
-	}
-	parse := policyVersionFlags(c)
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
-		id, version, err := parse()
-		if err != nil {
-			return err
-		}
-		return withPolicies(cmd, to, func(c *client.Client) (any, error) {
-			return c.UnbindPolicy(cmd.Context(), id, version, api.UnbindRequest{Scope: scope, Selector: selector})
-		}, func(store policy.Store) (any, error) {
-			u := policy.Unbinding{PolicyID: id, Version: version, Scope: governance.PolicyScope(scope), Selector: selector}
-			n, err := store.Unbind(cmd.Context(), u)
-			return api.Unbound{PolicyID: id.String(), Version: version, Scope: scope, Selector: selector, Removed: n}, err
-		})
-	}
-	to = targetFlags(c)
-	c.Flags().StringVar(&scope, "scope", "", "global, role or resource")
-	c.Flags().StringVar(&selector, "selector", "", "role or resource label (not for global)")
-	return c
+	}, func(ctx context.Context, c *client.Client, ch scopeChange) (any, error) {
+		return c.UnbindPolicy(ctx, ch.id, ch.version, api.UnbindRequest{Scope: ch.scope, Selector: ch.selector})
+	}, func(ctx context.Context, store policy.Store, ch scopeChange) (any, error) {
+		u := policy.Unbinding{PolicyID: ch.id, Version: ch.version, Scope: governance.PolicyScope(ch.scope), Selector: ch.selector}
+		n, err := store.Unbind(ctx, u)
+		return api.Unbound{PolicyID: ch.id.String(), Version: ch.version, Scope: ch.scope, Selector: ch.selector, Removed: n}, err
+	})
 }
 
 func newPolicyResolveCmd() *cobra.Command {
@@ -369,28 +362,12 @@ func marshalOut(v any) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// policyPut loads the file, stores its snapshot, then stores its .wasm
-// modules in the data directory. Nothing is stored when loading fails or
-// the version conflicts. Through a server, the modules are uploaded first
-// (a module store is content-addressed: an upload changes no policy) and
-// the file is sent with their digests in place of their paths.
+// policyPut stores a policy file and its .wasm modules (govhost's one
+// store-a-policy-file operation, govhost.Engine.PutPolicyFile), through the
+// server that holds the data directory or on the directory itself. Nothing
+// is stored when the file is refused or its version conflicts.
 func policyPut(ctx context.Context, to target, file string) (policySummary, error) {
-	modules := map[string]string{} // digest → path of every .wasm the file references
-	digests := map[string]string{} // path reference as written → digest
-	base := policyfile.FileResolver(filepath.Dir(file), builtinBytes)
-	resolve := func(ref string) (string, error) {
-		digest, err := base(ref)
-		if err == nil && policyfile.IsPath(ref) {
-			path := ref
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(filepath.Dir(file), ref)
-			}
-			modules[digest] = path
-			digests[ref] = digest
-		}
-		return digest, err
-	}
-	snap, err := policyfile.LoadFile(file, resolve)
+	f, err := govhost.ReadPolicyFile(file)
 	if err != nil {
 		return policySummary{}, err
 	}
@@ -398,110 +375,41 @@ func policyPut(ctx context.Context, to target, file string) (policySummary, erro
 	if err != nil {
 		return policySummary{}, err
 	}
+	var out policySummary
+	var created bool
 	if remote != nil {
-		return policyPutRemote(ctx, remote, file, snap, modules, digests)
-	}
-	store, gates, closeAll, err := openPolicyStore(ctx, *to.data)
-	if err != nil {
-		return policySummary{}, err
-	}
-	defer closeAll()
-	_, getErr := store.Get(ctx, snap.PolicyID(), snap.Version())
-	existed := getErr == nil
-	if err := store.Put(ctx, snap); err != nil {
-		return policySummary{}, err
-	}
-	for digest, path := range modules {
-		b, err := os.ReadFile(path)
+		text, err := f.WireText()
 		if err != nil {
 			return policySummary{}, err
 		}
-		if got, err := gates.Add(b); err != nil {
+		var sum api.PolicySummary
+		if sum, created, err = remote.PutPolicyFile(ctx, f.Snapshot, text, f.Modules); err != nil {
 			return policySummary{}, err
-		} else if got != digest {
-			return policySummary{}, fmt.Errorf("module %s changed while being stored", path)
 		}
+		out = summaryOf(sum)
+	} else {
+		eng, err := openEngine(ctx, *to.data)
+		if err != nil {
+			return policySummary{}, err
+		}
+		defer eng.Close(ctx)
+		snap, isNew, err := eng.PutPolicyFile(ctx, f)
+		if err != nil {
+			return policySummary{}, err
+		}
+		out, created = summary(snap), isNew
 	}
-	stored, err := store.Get(ctx, snap.PolicyID(), snap.Version())
-	if err != nil {
-		return policySummary{}, err
-	}
-	out := summary(stored)
-	isNew := !existed
-	out.Stored = &isNew
+	out.Stored = &created
 	return out, nil
-}
-
-// policyPutRemote is policyPut through a server: upload the modules, send
-// the file with each module path replaced by its digest.
-func policyPutRemote(ctx context.Context, c *client.Client, file string, snap governance.PolicySnapshot, modules, digests map[string]string) (policySummary, error) {
-	for digest, path := range modules {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return policySummary{}, err
-		}
-		up, err := c.UploadModule(ctx, b)
-		if err != nil {
-			return policySummary{}, fmt.Errorf("module %s: %w", path, err)
-		}
-		if up.SHA256 != digest {
-			return policySummary{}, fmt.Errorf("module %s changed while being stored", path)
-		}
-	}
-	text, err := os.ReadFile(file)
-	if err != nil {
-		return policySummary{}, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.UseNumber() // NB: numbers in gate configs stay as written
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return policySummary{}, err
-	}
-	gates, _ := doc["gates"].([]any)
-	for _, g := range gates {
-		if gate, ok := g.(map[string]any); ok {
-			if ref, ok := gate["module"].(string); ok && digests[ref] != "" {
-				gate["module"] = digests[ref]
-			}
-		}
-	}
-	body, err := json.Marshal(doc)
-	if err != nil {
-		return policySummary{}, err
-	}
-	var ce *client.Error
-	_, getErr := c.ShowPolicy(ctx, snap.PolicyID(), snap.Version())
-	existed := getErr == nil
-	if getErr != nil && !(errors.As(getErr, &ce) && ce.Code == "policy_not_found") {
-		return policySummary{}, getErr
-	}
-	sum, err := c.PutPolicy(ctx, body)
-	if err != nil {
-		return policySummary{}, err
-	}
-	if sum.Digest != snap.Digest() {
-		return policySummary{}, fmt.Errorf("the server stored %s@%s with digest %s, this file has %s", sum.PolicyID, sum.Version, sum.Digest, snap.Digest())
-	}
-	out := summaryOf(sum)
-	isNew := !existed
-	out.Stored = &isNew
-	return out, nil
-}
-
-// builtinBytes resolves a built-in gate name to its embedded module.
-func builtinBytes(name string) ([]byte, bool) {
-	m, ok := builtin.Lookup(name)
-	return m.Wasm, ok
 }
 
 // openPolicyStore opens the data directory's policy store, on the engine
 // the other commands use. Activation asks the Wasm host whether each
 // module loads: built-ins, and the modules put copied into the directory.
-func openPolicyStore(ctx context.Context, dataDir string) (policy.Store, *govhost.Gates, func(), error) {
+func openPolicyStore(ctx context.Context, dataDir string) (policy.Store, func(), error) {
 	eng, err := openEngine(ctx, dataDir)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return eng.Policies, eng.Gates, func() { eng.Close(ctx) }, nil
+	return eng.Policies, func() { eng.Close(ctx) }, nil
 }

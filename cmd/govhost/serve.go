@@ -25,8 +25,6 @@ import (
 	"github.com/govhost/govhost/service"
 )
 
-func init() { register("", newServeCmd) }
-
 // DefaultAddr is where serve listens unless told otherwise: loopback only.
 const defaultAddr = "127.0.0.1:8181"
 

@@ -17,13 +17,6 @@ import (
 	"github.com/govhost/govhost/checkpoint"
 )
 
-func init() {
-	register("", func() *cobra.Command {
-		return newGroupCmd("witness", "Run a checkpoint witness: cosign govhost checkpoints that extend what it cosigned before (C2SP tlog-witness)",
-			newWitnessServeCmd(), newWitnessKeyCmd())
-	})
-}
-
 // newWitness opens the witness of dir: its key (created as name on first
 // use) and its state, cosigning checkpoints of logKeys whose consistency
 // certify.Consistency proves.

@@ -31,8 +31,9 @@ func (s *Store) Append(ctx context.Context, r governance.EvidenceRecord) (govern
 // chain, committed in one Pebble batch (all or none) and durable on return.
 //
 // Checks run in evidence's documented order: every record's integrity
-// (before any lock), then duplicate record id and duplicate chain hash
-// against the store, then position against the chain's head.
+// (before any lock), then duplicate record id (which covers a duplicate
+// chain hash, see checkDuplicates) against the store, then position
+// against the chain's head.
 //
 // Group commit: the batch is applied (WAL buffer + memtable, no fsync)
 // under the chain lock, and the WAL sync is awaited after releasing it, so
@@ -151,11 +152,20 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 	return b, nil
 }
 
-// checkDuplicates refuses a record id or chain hash the store holds. The
-// caller holds the records' stripes, so no other append can add them
-// between this check and the batch's apply.
+// checkDuplicates refuses a record id the store holds. The caller holds
+// the records' stripes, so no other append can add them between this
+// check and the batch's apply.
+//
+// A duplicate chain hash needs no lookup of its own: the chain hash is
+// SHA-256 over a text that contains the record id, and every record here
+// passed CheckIntegrity, so two records with one chain hash have one
+// record id (short of a SHA-256 collision, which the whole chain's
+// tamper evidence already rules out) and the second is refused here, as
+// evidence.MemStore refuses it: by its id, which it checks first. The
+// duplicate-hash index (e/c) this lookup once read cost a third of an
+// append's index writes and half its lookups (docs/performance.md).
 func (s *Store) checkDuplicates(records []governance.EvidenceRecord) error {
-	var k [keyLenHash]byte
+	var k [keyLenID]byte
 	for _, r := range records {
 		found, err := s.has(putRecordIDKey(k[:0], r.RecordID))
 		if err != nil {
@@ -164,19 +174,11 @@ func (s *Store) checkDuplicates(records []governance.EvidenceRecord) error {
 		if found {
 			return evidence.DuplicateID(r)
 		}
-		// The chain hash covers the record id, so this only fires on a
-		// SHA-256 collision; checked anyway, as the contract says.
-		if found, err = s.has(putHashKey(k[:0], r.ChainHash)); err != nil {
-			return err
-		}
-		if found {
-			return evidence.DuplicateHash(r)
-		}
 	}
 	return nil
 }
 
-// writeRecord adds the record and its two index entries to b, encoding
+// writeRecord adds the record and its id index entry to b, encoding
 // straight into the batch's buffer.
 func writeRecord(b *pebble.Batch, r governance.EvidenceRecord) {
 	op := b.SetDeferred(keyLenRecord, encodedLen(r))
@@ -187,10 +189,6 @@ func writeRecord(b *pebble.Batch, r governance.EvidenceRecord) {
 	_ = op.Finish()
 	op = b.SetDeferred(keyLenID, locatorLen)
 	putRecordIDKey(op.Key[:0], r.RecordID)
-	putLocator(op.Value[:0], r.ChainID, r.Sequence)
-	_ = op.Finish()
-	op = b.SetDeferred(keyLenHash, locatorLen)
-	putHashKey(op.Key[:0], r.ChainHash)
 	putLocator(op.Value[:0], r.ChainID, r.Sequence)
 	_ = op.Finish()
 }
@@ -228,14 +226,12 @@ func checkPositions(head governance.ChainHead, records []governance.EvidenceReco
 
 var stripeSeed = maphash.MakeSeed()
 
-// lockStripes locks the stripes of every record id and chain hash of the
-// batch in ascending order (no deadlock between batches), appending their
-// indexes to idx.
+// lockStripes locks the stripes of every record id of the batch in
+// ascending order (no deadlock between batches), appending their indexes
+// to idx.
 func (s *Store) lockStripes(idx []int, records []governance.EvidenceRecord) []int {
 	for _, r := range records {
-		idx = append(idx,
-			int(maphash.Bytes(stripeSeed, r.RecordID[:])%uint64(len(s.stripes))),
-			int(maphash.String(stripeSeed, r.ChainHash)%uint64(len(s.stripes))))
+		idx = append(idx, int(maphash.Bytes(stripeSeed, r.RecordID[:])%uint64(len(s.stripes))))
 	}
 	slices.Sort(idx)
 	idx = slices.Compact(idx)

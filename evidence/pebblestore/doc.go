@@ -17,20 +17,23 @@
 //	e/r <chain:16> <seq:8 BE>    record value (codec.go)
 //	e/h <chain:16>               head: <seq:8 BE> <chain hash hex>
 //	e/i <record id:16>           <chain:16> <seq:8 BE>  (duplicate-id index)
-//	e/c <chain hash:32 raw>      <chain:16> <seq:8 BE>  (duplicate-hash index)
+//
+// Stores before issue 25 also wrote e/c <chain hash:32 raw> (a
+// duplicate-hash index); nothing reads it now. A duplicate chain hash is
+// refused through its record id, which the hash covers (checkDuplicates).
 //
 // Ids are raw UUID bytes and sequences big-endian, so one chain's records
 // are one contiguous key range in sequence order: Read and Verify are a
-// single bounded iteration. An append writes its records, both index
-// entries per record and the new head in one batch, so after any crash the
+// single bounded iteration. An append writes its records, their id index
+// entries and the new head in one batch, so after any crash the
 // head, the indexes and the records agree; Open finds every head without a
 // scan.
 //
 // # Durability and group commit
 //
 // Append checks the record's integrity, encodes the batch, then, under a
-// per-chain lock and the lock stripes of its record id and chain hash,
-// looks both up in their indexes, compares the record with the chain's
+// per-chain lock and the lock stripes of its record ids, looks them up
+// in the id index, compares the record with the chain's
 // cached head (loaded from e/h once, then kept; idle entries are evicted
 // past 65536 chains), and applies the batch with ApplyNoSyncWait (WAL
 // buffer and memtable, no fsync). It waits for the WAL sync with SyncWait

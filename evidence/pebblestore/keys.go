@@ -2,7 +2,6 @@ package pebblestore
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 
 	"github.com/google/uuid"
 )
@@ -17,13 +16,14 @@ const (
 	tagRecord   = 'r' // e/r<chain 16><seq 8 BE> -> record value (codec.go)
 	tagHead     = 'h' // e/h<chain 16>            -> head value
 	tagRecordID = 'i' // e/i<record id 16>        -> locator
-	tagHash     = 'c' // e/c<chain hash 32>       -> locator
-	tagFormat   = 'v' // e/v                      -> formatMarker
+	// 'c' (e/c<chain hash 32> -> locator) was a duplicate-hash index;
+	// stores before issue 25 wrote it. Nothing reads it, so a keyspace
+	// with or without it is the same format.
+	tagFormat = 'v' // e/v                      -> formatMarker
 
 	keyLenRecord = 3 + 16 + 8
 	keyLenHead   = 3 + 16
 	keyLenID     = 3 + 16
-	keyLenHash   = 3 + 32
 	locatorLen   = 16 + 8 // <chain 16><seq 8 BE>: where the record lives
 )
 
@@ -74,16 +74,6 @@ func putHeadKey(dst []byte, chain uuid.UUID) []byte {
 
 func putRecordIDKey(dst []byte, id uuid.UUID) []byte {
 	return append(append(dst, 'e', '/', tagRecordID), id[:]...)
-}
-
-// putHashKey indexes a chain hash by its raw 32 bytes. Append only indexes
-// records that passed CheckIntegrity, so the hash is 64 lowercase hex
-// digits.
-func putHashKey(dst []byte, chainHash string) []byte {
-	dst = append(dst, 'e', '/', tagHash)
-	var raw [32]byte
-	_, _ = hex.Decode(raw[:], []byte(chainHash))
-	return append(dst, raw[:]...)
 }
 
 func putLocator(dst []byte, chain uuid.UUID, seq int64) []byte {

@@ -39,8 +39,8 @@ type Store struct {
 	mu     sync.Mutex // guards chains
 	chains map[uuid.UUID]*chainState
 
-	// stripes serialize the duplicate checks and the write of a record id
-	// or chain hash across chains. Lock order: chain lock, then stripes in
+	// stripes serialize the duplicate check and the write of a record id
+	// across chains. Lock order: chain lock, then stripes in
 	// ascending index order. NB: a stripe is held through ApplyNoSyncWait
 	// (the commit pipeline), so there must be many more stripes than
 	// concurrent appenders or unrelated appends queue behind each other:

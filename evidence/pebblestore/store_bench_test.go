@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/evidence/storetest"
 	"github.com/govhost/govhost/governance"
 )
@@ -310,6 +311,58 @@ func BenchmarkStore_Verify(b *testing.B) {
 			// Wall-clock rates swing with other load on a shared machine;
 			// the process's CPU time (GC included) does not.
 			b.ReportMetric(float64(b.N*verifyRecords)/cpu.Seconds(), "records/cpu-s")
+		})
+	}
+}
+
+// BenchmarkAppend_Calls is the store's share of 64 concurrent governed
+// calls: each call one synced batch of five records (the records before
+// the callable) and one of one record (its outcome), each writer on its
+// own chain. store=memory is evidence.MemStore on the same records: what
+// the calls cost without a disk. cpu-µs/call is the process's CPU time a
+// call, Pebble's background work included.
+func BenchmarkAppend_Calls(b *testing.B) {
+	const writers, pre = 64, 5
+	for _, backend := range []string{"memory", "pebblestore"} {
+		b.Run(fmt.Sprintf("store=%s/writers=%d", backend, writers), func(b *testing.B) {
+			var s interface {
+				AppendBatch(context.Context, []governance.EvidenceRecord) ([]governance.AppendReceipt, error)
+			}
+			if backend == "memory" {
+				s = evidence.NewMemStore()
+			} else {
+				s = openBench(b)
+			}
+			calls := func(w int) int { return b.N/writers + btoi(w < b.N%writers) }
+			chains := make([][]governance.EvidenceRecord, writers)
+			for w := range chains {
+				chains[w] = buildChain(b, calls(w)*(pre+1))
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					recs := chains[w]
+					for len(recs) > 0 {
+						if _, err := s.AppendBatch(ctx, recs[:pre]); err != nil {
+							panic(err)
+						}
+						if _, err := s.AppendBatch(ctx, recs[pre:pre+1]); err != nil {
+							panic(err)
+						}
+						recs = recs[pre+1:]
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			reportRate(b, b.N, "calls/s")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
 		})
 	}
 }

@@ -26,6 +26,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ReplayRefused", func(t *testing.T) { testReplay(t, h) })
 	t.Run("IntegrityRefused", func(t *testing.T) { testIntegrity(t, h) })
 	t.Run("BatchAtomic", func(t *testing.T) { testBatch(t, h) })
+	t.Run("SealedBatch", func(t *testing.T) { testSealed(t, h) })
 	t.Run("VerifyValid", func(t *testing.T) { testVerifyValid(t, h) })
 	t.Run("VerifyEmptyChain", func(t *testing.T) { testVerifyEmpty(t, h) })
 	t.Run("VerifyStaleHead", func(t *testing.T) { testVerifyStaleHead(t, h) })
@@ -281,6 +282,57 @@ func testBatch(t *testing.T, h Harness) {
 		require.ErrorIs(t, err, evidence.ErrBatchChains)
 		requireHead(t, s, chain, b.Head())
 	}
+}
+
+// sealedSpecs are n records' specs for chain, as Next makes them.
+func sealedSpecs(chain uuid.UUID, n int) []governance.RecordSpec {
+	specs := make([]governance.RecordSpec, n)
+	for i := range specs {
+		specs[i] = governance.RecordSpec{
+			Type: governance.GateEvaluated, ChainID: chain, OperationID: uuid.NullUUID{UUID: uuid.New(), Valid: true},
+			PolicyID: policyID, PolicyVersion: "2026.11.1",
+			Payload:   governance.NewFields(3).String("gate_id", "pathguard").String("decision", "allow").Int("i", int64(i)),
+			CreatedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+		}
+	}
+	return specs
+}
+
+// testSealed: a sealed batch (evidence.AppendSealed) appends as AppendAll
+// would, and is refused as AppendAll would refuse its records: a changed
+// record is an integrity error, a stale head a conflict, nothing appended.
+func testSealed(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	chain, recs := Fill(t, s, 1)
+	b, err := governance.SealRecords(recs[0].Head(), sealedSpecs(chain, 3))
+	require.NoError(t, err)
+	sealed := append([]governance.EvidenceRecord(nil), b.Records()...)
+	rcs, err := evidence.AppendSealed(ctx, s, b)
+	b.Release()
+	require.NoError(t, err)
+	require.Len(t, rcs, 3)
+	require.Equal(t, sealed[2].ChainHash, rcs[2].HeadHash)
+	got, err := s.Read(ctx, chain, 0)
+	require.NoError(t, err)
+	require.Equal(t, sealed, got)
+
+	head := sealed[2].Head()
+	b, err = governance.SealRecords(head, sealedSpecs(chain, 2))
+	require.NoError(t, err)
+	b.Records()[1].PayloadJSON = `{"decision":"deny","gate_id":"pathguard","i":1}`
+	_, err = evidence.AppendSealed(ctx, s, b)
+	b.Release()
+	var ie *governance.EvidenceIntegrityError
+	require.ErrorAs(t, err, &ie)
+	requireHead(t, s, chain, head)
+
+	b, err = governance.SealRecords(recs[0].Head(), sealedSpecs(chain, 2))
+	require.NoError(t, err)
+	_, err = evidence.AppendSealed(ctx, s, b)
+	b.Release()
+	requireConflict(t, err, governance.ConflictSequence)
+	requireHead(t, s, chain, head)
 }
 
 func testVerifyValid(t *testing.T, h Harness) {

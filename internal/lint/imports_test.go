@@ -93,14 +93,18 @@ func TestImports_FollowTheRooms(t *testing.T) {
 		"hookinstall": {"agents", "hookinstall"},
 		// The sidecar: service over the engine; server over service; the
 		// wire vocabulary and the Go client stay light (no engine).
-		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "api", "agents", "hooks", "certify", "service"},
-		// service still returns some wire types (api: DESIGN.md's "today"
-		// arrow, issue 23's one-HTTP-edge step); server reaches hooks only
-		// through service (controller: the broker's event type it streams).
-		"server": {"governance", "controller", "abi", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
-		// The web console: the service's operations and the wire vocabulary
-		// (static files need nothing else), and the event-stream writer.
-		"console":                         {"service", "api", "governance", filepath.Join("internal", "sse"), "console"},
+		// service has its own types and no HTTP vocabulary (no api).
+		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "agents", "hooks", "certify", "service"},
+		// server reaches hooks only through service (controller: the
+		// governed call a wire request maps onto, the broker's event type it
+		// streams); server/wire is the one mapping of service's answers onto
+		// the wire bodies.
+		"server":                        {"governance", "controller", "abi", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
+		filepath.Join("server", "wire"): {"service", "api", "governance", "controller", "abi"},
+		// The web console: the service's operations, the wire vocabulary and
+		// its mapping (static files need nothing else), and the event-stream
+		// writer.
+		"console":                         {"service", "api", filepath.Join("server", "wire"), "governance", filepath.Join("internal", "sse"), "console"},
 		"api":                             {"governance"},
 		filepath.Join("server", "client"): {"governance", "api"},
 		// The MCP proxy: the embedded assembly (root package) or the

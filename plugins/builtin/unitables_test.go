@@ -57,7 +57,84 @@ func rustUnicodeTables() []byte {
 		fmt.Fprintf(&b, "    (0x%x, b'%c'),\n", f[0], f[1])
 	}
 	b.WriteString("];\n")
+	pythonCaseTables(&b)
 	return b.Bytes()
+}
+
+// pythonCaseTables renders what the permission gate's port of Python's
+// str.lower needs (plugins/permission pyLower): Go's unicode.ToLower above
+// ASCII as runs (lo, hi, delta, stride: every stride-th rune of lo..=hi maps
+// to itself + delta), and the Cased and Case_Ignorable sets of the
+// Final_Sigma rule, as plugins/permission defines them.
+func pythonCaseTables(b *bytes.Buffer) {
+	type run struct{ lo, hi, delta, stride rune }
+	var runs []run
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		d := unicode.ToLower(r) - r
+		if d == 0 {
+			continue
+		}
+		if n := len(runs); n > 0 {
+			last := &runs[n-1]
+			if last.delta == d && (last.lo == last.hi && r-last.hi <= 2 || r-last.hi == last.stride) {
+				if last.lo == last.hi {
+					last.stride = r - last.hi
+				}
+				last.hi = r
+				continue
+			}
+		}
+		runs = append(runs, run{r, r, d, 1})
+	}
+	fmt.Fprintf(b, "\n/// Go's unicode.ToLower above ASCII: (lo, hi, delta, stride) runs.\n")
+	fmt.Fprintf(b, "pub static LOWER_RUNS: [(u32, u32, i32, u32); %d] = [\n", len(runs))
+	for _, x := range runs {
+		fmt.Fprintf(b, "    (0x%x, 0x%x, %d, %d),\n", x.lo, x.hi, x.delta, x.stride)
+	}
+	b.WriteString("];\n")
+	cased := func(r rune) bool {
+		return unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r) ||
+			unicode.Is(unicode.Other_Lowercase, r) || unicode.Is(unicode.Other_Uppercase, r)
+	}
+	ignorable := func(r rune) bool {
+		switch r {
+		case '\'', '.', ':', 0xb7, 0x387, 0x55f, 0x5f4, 0x2018, 0x2019, 0x2024, 0x2027,
+			0xfe13, 0xfe52, 0xfe55, 0xff07, 0xff0e, 0xff1a:
+			return true
+		}
+		return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
+	}
+	for _, set := range []struct {
+		name, doc string
+		in        func(rune) bool
+	}{
+		{"CASED_RANGES", "Unicode's Cased property (Lu, Ll, Lt, Other_Lowercase, Other_Uppercase)", cased},
+		{"CASE_IGNORABLE_RANGES", "Unicode's Case_Ignorable property (Mn, Me, Cf, Lm, Sk and the Word_Break quotes and stops)", ignorable},
+	} {
+		var ranges [][2]rune
+		for r := rune(0); r <= unicode.MaxRune; r++ {
+			if !set.in(r) {
+				continue
+			}
+			if n := len(ranges); n > 0 && ranges[n-1][1] == r-1 {
+				ranges[n-1][1] = r
+			} else {
+				ranges = append(ranges, [2]rune{r, r})
+			}
+		}
+		fmt.Fprintf(b, "\n/// %s, as sorted ranges.\n", set.doc)
+		fmt.Fprintf(b, "pub static %s: [(u32, u32); %d] = [\n", set.name, len(ranges))
+		for i, r := range ranges {
+			if i%6 == 0 {
+				b.WriteString("   ")
+			}
+			fmt.Fprintf(b, " (0x%x, 0x%x),", r[0], r[1])
+			if i%6 == 5 || i == len(ranges)-1 {
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString("];\n")
+	}
 }
 
 // TestRustUnicodeTables: the committed tables are what the Go toolchain's

@@ -1,13 +1,14 @@
 package policyfile_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost/abi"
-	"github.com/govhost/govhost/plugins/permission"
+	"github.com/govhost/govhost/gatetest"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
@@ -35,8 +36,9 @@ func TestLoad_PermissionRuleMapsKeepDocumentOrder(t *testing.T) {
 	require.Equal(t, `{"lionagi":{"allow":[{"patterns":["*"],"tool":"bash_tool"},{"patterns":["git *","ls"],"tool":"BASH"}],`+
 		`"deny":[{"patterns":["rm *"],"tool":"bash_tool"},{"patterns":["sudo *"],"tool":"bash"}],"mode":"rules"}}`, cfg)
 
-	g, err := permission.New([]byte(cfg))
+	g, err := gatetest.Builtin(context.Background(), "permission", []byte(cfg))
 	require.NoError(t, err)
+	defer g.Close()
 	for _, tc := range []struct {
 		command, decision, rule string
 	}{

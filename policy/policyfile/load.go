@@ -63,9 +63,9 @@ func IsPath(ref string) bool {
 var wasmMagic = []byte{0x00, 'a', 's', 'm'}
 
 // FileResolver resolves path references by reading the file (relative to
-// dir unless absolute) and hashing its bytes, after checking that it is a
-// WebAssembly binary; and built-in names through builtin, which returns a
-// module's bytes (nil builtin: no built-in gates).
+// dir unless absolute, see ReadModule) and hashing its bytes; and built-in
+// names through builtin, which returns a module's bytes (nil builtin: no
+// built-in gates).
 func FileResolver(dir string, builtin func(name string) ([]byte, bool)) Resolver {
 	return func(ref string) (string, error) {
 		if !IsPath(ref) {
@@ -76,22 +76,33 @@ func FileResolver(dir string, builtin func(name string) ([]byte, bool)) Resolver
 			}
 			return "", fmt.Errorf("%w: no built-in gate %q (a file path must contain a slash or end in .wasm)", ErrModuleNotFound, ref)
 		}
-		path := ref
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		b, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("%w: %s", ErrModuleNotFound, path)
-		}
+		b, err := ReadModule(dir, ref)
 		if err != nil {
 			return "", err
 		}
-		if len(b) < len(wasmMagic) || string(b[:len(wasmMagic)]) != string(wasmMagic) {
-			return "", fmt.Errorf("%s is not a WebAssembly binary module (no \\0asm header)", path)
-		}
 		return governance.SHA256Hex(b), nil
 	}
+}
+
+// ReadModule reads the module a path reference names (relative to dir
+// unless absolute) after checking that it is a WebAssembly binary. A
+// missing file wraps ErrModuleNotFound.
+func ReadModule(dir, ref string) ([]byte, error) {
+	path := ref
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrModuleNotFound, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < len(wasmMagic) || string(b[:len(wasmMagic)]) != string(wasmMagic) {
+		return nil, fmt.Errorf("%s is not a WebAssembly binary module (no \\0asm header)", path)
+	}
+	return b, nil
 }
 
 // LoadFile reads the policy file at path and returns its staged snapshot.

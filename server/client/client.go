@@ -26,6 +26,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -55,6 +56,9 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
+	// auth is the Authorization header's value, built once from token
+	// (shared by every request: the transport only reads it).
+	auth []string
 }
 
 // Option configures a Client.
@@ -79,7 +83,8 @@ func TokenFromFile(path string) Option {
 }
 
 // HTTPClient replaces the default http.Client (which has a 90 s timeout,
-// above the longest long poll).
+// above the longest long poll, and keeps up to MaxIdleConnsPerHost
+// connections open).
 func HTTPClient(h *http.Client) Option { return func(c *Client) error { c.http = h; return nil } }
 
 // New returns a client of the server at baseURL ("http://127.0.0.1:8181").
@@ -88,14 +93,36 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("govhost: base URL %q: want http(s)://host:port", baseURL)
 	}
-	c := &Client{base: strings.TrimRight(baseURL, "/"), http: &http.Client{Timeout: time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second}}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), http: &http.Client{
+		Timeout: time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second, Transport: newTransport(),
+	}}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
 		}
 	}
+	if c.token != "" {
+		c.auth = []string{"Bearer " + c.token}
+	}
 	return c, nil
 }
+
+// MaxIdleConnsPerHost is how many idle keep-alive connections the default
+// client keeps to its server: an agent's concurrent calls each keep theirs
+// (http.DefaultTransport keeps two, so 64 concurrent callers opened a new
+// TCP connection for most calls).
+const MaxIdleConnsPerHost = 256
+
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = MaxIdleConnsPerHost
+	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	return t
+}
+
+// jsonContentType is the Content-Type header of a JSON request (shared,
+// read-only).
+var jsonContentType = []string{"application/json"}
 
 // do sends one request; body nil sends none. out nil discards the answer.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
@@ -108,10 +135,28 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		_, err = io.Copy(io.Discard, resp.Body)
 		return err
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	// Read to the end (so the connection goes back to the pool), then
+	// decode from the bytes.
+	buf := answers.Get().(*bytes.Buffer)
+	defer putAnswer(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return fmt.Errorf("%w: reading the answer to %s %s: %v", ErrUnreachable, method, path, err)
+	}
+	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
 		return fmt.Errorf("%w: reading the answer to %s %s: %v", ErrUnreachable, method, path, err)
 	}
 	return nil
+}
+
+// answers recycles the buffers answers are read into (json.Unmarshal
+// copies what it keeps).
+var answers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putAnswer(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		answers.Put(b)
+	}
 }
 
 // send returns a 2xx response (its body open) or the server's *Error.
@@ -133,10 +178,17 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 	if err != nil {
 		return nil, err
 	}
-	if contentType != "" {
+	switch contentType {
+	case "":
+	case "application/json":
+		req.Header["Content-Type"] = jsonContentType
+	default:
 		req.Header.Set("Content-Type", contentType)
 	}
-	if c.token != "" {
+	switch {
+	case c.auth != nil && strings.TrimPrefix(c.auth[0], "Bearer ") == c.token:
+		req.Header["Authorization"] = c.auth
+	case c.token != "":
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)

@@ -142,7 +142,7 @@ func (g *governed) decide(ctx context.Context, c *call, line []byte, msg Message
 		}
 	}
 	gc := controller.Call{
-		Tool: toolID, Operation: spec.Operation, Arguments: args, Cwd: g.p.Cwd, PathArgs: spec.Paths,
+		Tool: toolID, Operation: spec.Operation, Arguments: args, Parsed: &parsed, Cwd: g.p.Cwd, PathArgs: spec.Paths,
 		ToolCallID: string(c.id), Metadata: map[string]string{"mcp_server": g.p.Name, "mcp_tool": params.Name},
 	}
 	permit, err := g.gov.Authorize(ctx, gc)

@@ -47,7 +47,7 @@ func TestPythonClient(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	text := string(out)
-	require.Contains(t, text, "allow  reader")
+	require.Contains(t, text, `allow  read {"path": "README.md"}`)
 	require.Contains(t, text, "deny   bash")
 	require.Contains(t, text, "destructive.rm_recursive_force")
 	require.Contains(t, text, "hello from a governed shell")

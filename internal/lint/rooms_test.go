@@ -67,19 +67,18 @@ var rooms = map[string]room{
 	"pathfacts":               {may: []string{"abi"}},
 
 	// Floor 2: the guest side (compiles for wasip1).
-	"sdk":                        {may: []string{"abi"}},
-	"sdk/gatecases":              {may: []string{"abi"}},
-	"sdk/c":                      {},
-	"sdk/rust":                   {},
-	"sdk/assemblyscript":         {},
+	"sdk":                {may: []string{"abi"}},
+	"sdk/gatecases":      {may: []string{"abi"}},
+	"sdk/c":              {},
+	"sdk/rust":           {},
+	"sdk/assemblyscript": {},
+	// The built-in gates are Rust modules (plugins/rust, embedded by
+	// plugins/builtin); destructive and duties keep only their README and
+	// case table. permission and pathguard keep their Go code as the
+	// modules' differential reference while in-process users remain (no
+	// wasm main builds them any more).
 	"plugins/permission":         {may: []string{"abi", "plugins/internal/..."}},
 	"plugins/pathguard":          {may: []string{"abi", "plugins/internal/..."}},
-	"plugins/destructive":        {may: []string{"abi", "plugins/internal/..."}},
-	"plugins/duties":             {may: []string{"abi", "plugins/internal/..."}},
-	"plugins/permission/wasm":    {may: []string{"plugins/permission", "sdk", "abi"}},
-	"plugins/pathguard/wasm":     {may: []string{"plugins/pathguard", "sdk", "abi"}},
-	"plugins/destructive/wasm":   {may: []string{"plugins/destructive", "sdk", "abi"}},
-	"plugins/duties/wasm":        {may: []string{"plugins/duties", "sdk", "abi"}},
 	"plugins/internal/fnmatch":   {},
 	"plugins/internal/pytext":    {planned: true},
 	"plugins/internal/gatetable": {may: []string{"abi", "sdk/gatecases"}, testOnly: true},

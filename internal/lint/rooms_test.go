@@ -142,8 +142,6 @@ var rooms = map[string]room{
 		may: []string{".", "controller", "governance", "abi", "api", "server/client", "internal/bearer"},
 		today: []arrow{
 			{"host", "embedded session opening into the root (EmbeddedOptions.Host)"},
-			{"policy", "embedded session opening into the root (PolicyBound)"},
-			{"evidence", "embedded session opening into the root (TaskGovernor.Evidence)"},
 			{"pathfacts", "embedded session opening into the root (the session's workspace)"},
 		},
 	},

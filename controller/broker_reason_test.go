@@ -23,7 +23,9 @@ func TestApprovalBroker_ImmediateDecisionKeepsItsReason(t *testing.T) {
 	defer cancelOff()
 	_, err := off.DecideWith(context.Background(), controller.ApprovalRequest{Tool: "write"}, controller.ApprovalDecision{Decision: abi.DecisionDeny, Reason: reason})
 	require.ErrorIs(t, err, controller.ErrBrokerOnlyApprovals)
-	go func() { _, _ = off.Decide(context.Background(), controller.ApprovalRequest{Tool: "write"}, abi.DecisionRequireApproval) }()
+	go func() {
+		_, _ = off.Decide(context.Background(), controller.ApprovalRequest{Tool: "write"}, abi.DecisionRequireApproval)
+	}()
 	ev := next(t, offEvents)
 	require.Equal(t, "tool-approval-1", ev.Approval.ID, "the refused decision consumed no id and emitted nothing")
 	require.True(t, off.Resolve("tool-approval-1", abi.DecisionDeny, nil))

@@ -190,6 +190,5 @@ var noHTTP = map[string][]arrow{
 	"service":    nil,
 	"controller": nil,
 	"agents":     nil,
-	// hooks: Result carries an HTTP status (hooks/calls.go, service.go).
-	"hooks": {{"net/http", "one HTTP edge: the hook's outcome as its own code, mapped onto a status in server"}},
+	"hooks":      nil,
 }

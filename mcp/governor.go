@@ -10,9 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/govhost/govhost/controller"
-	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/policy"
 )
 
 // Governor decides the governed calls of one MCP session, which is one
@@ -32,13 +30,25 @@ type Governor interface {
 	Close(ctx context.Context) (string, error)
 }
 
+// ChainHeads is what a TaskGovernor reads of the evidence store: the head
+// of a closed task's chain, to certify it (an evidence.Store has it).
+type ChainHeads interface {
+	Head(ctx context.Context, chainID uuid.UUID) (governance.ChainHead, error)
+}
+
+// PolicySnapshots is what PolicyBound reads of the policy store: one
+// stored version (a policy.Store has it).
+type PolicySnapshots interface {
+	Get(ctx context.Context, policyID uuid.UUID, version string) (governance.PolicySnapshot, error)
+}
+
 // TaskGovernor governs a session in-process: one controller task, its
 // certificate written as JSON into CertDir when the session closes.
 type TaskGovernor struct {
 	Ctl      *controller.InvocationController
 	Task     *controller.Task
 	Issuer   *controller.CertificateIssuer
-	Evidence evidence.Store
+	Evidence ChainHeads
 	// CertDir receives <task id>.json; "" writes no file and Close returns
 	// the certificate's id.
 	CertDir string
@@ -97,7 +107,7 @@ func (g *TaskGovernor) Close(ctx context.Context) (string, error) {
 // PolicyBound reports, for Proxy.Bound, which tool ids some gate binding
 // of the pinned policy version names: a tool no binding names is denied on
 // every call (policy.no_gate_binding).
-func PolicyBound(store policy.Store, id uuid.UUID, version string) func(context.Context, []string) (map[string]bool, error) {
+func PolicyBound(store PolicySnapshots, id uuid.UUID, version string) func(context.Context, []string) (map[string]bool, error) {
 	return func(ctx context.Context, toolIDs []string) (map[string]bool, error) {
 		snap, err := store.Get(ctx, id, version)
 		if err != nil {

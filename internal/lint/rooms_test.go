@@ -67,11 +67,16 @@ var rooms = map[string]room{
 	"pathfacts":               {may: []string{"abi"}},
 
 	// Floor 2: the guest side (compiles for wasip1).
-	"sdk":                        {may: []string{"abi"}},
-	"sdk/gatecases":              {may: []string{"abi"}},
-	"sdk/c":                      {},
-	"sdk/rust":                   {},
-	"sdk/assemblyscript":         {},
+	"sdk":                {may: []string{"abi"}},
+	"sdk/gatecases":      {may: []string{"abi"}},
+	"sdk/c":              {},
+	"sdk/rust":           {},
+	"sdk/assemblyscript": {},
+	// The built-in gates are Rust modules (plugins/rust, embedded by
+	// plugins/builtin); destructive and duties keep only their README and
+	// case table. permission and pathguard keep their Go code as the
+	// modules' differential reference while in-process users remain (no
+	// wasm main builds them any more).
 	"plugins/permission":         {may: []string{"abi", "plugins/internal/..."}},
 	"plugins/pathguard":          {may: []string{"abi", "plugins/internal/..."}},
 	"plugins/internal/fnmatch":   {},
@@ -137,8 +142,6 @@ var rooms = map[string]room{
 		may: []string{".", "controller", "governance", "abi", "api", "server/client", "internal/bearer"},
 		today: []arrow{
 			{"host", "embedded session opening into the root (EmbeddedOptions.Host)"},
-			{"policy", "embedded session opening into the root (PolicyBound)"},
-			{"evidence", "embedded session opening into the root (TaskGovernor.Evidence)"},
 			{"pathfacts", "embedded session opening into the root (the session's workspace)"},
 		},
 	},

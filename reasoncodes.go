@@ -17,10 +17,15 @@ import (
 // code is the program's own). A code outside the vocabulary is refused:
 // the gate is denied gate.bad_output.
 //
-// What remains (docs/operations.md): which declared code a gate answers
-// is still a choice among its codes, a few bits per call; the model-facing
-// message and detail are the gate's text; and a user module that declares
-// no vocabulary is not held to one (its codes are bucketed in metrics).
+// A user module never answers in a reserved namespace (reservedNamespaces:
+// the host's, the controller's, the hooks' and the built-in gates'), declared
+// or not, so its answer never reads in evidence as theirs.
+//
+// What remains (docs/gates.md, docs/operations.md): which declared code a
+// gate answers is still a choice among its codes, a few bits per call; the
+// model-facing message and detail are the gate's text; and a user module
+// that declares no vocabulary may answer any code outside the reserved
+// namespaces (its codes are bucketed in metrics).
 
 // builtinNamespaces are the built-in gates' vocabularies: every code a
 // built-in answers starts with its namespace (their case tables check it).
@@ -31,15 +36,42 @@ var builtinNamespaces = map[string]string{
 	"duties":      "duties.",
 }
 
+// reservedNamespaces are the reason codes govhost writes itself: the
+// host's gate failures, the controller's and the approval broker's
+// verdicts, the hooks', and the built-in gates' namespaces. A user module
+// that answers one (a spy answering gate.timeout, or
+// destructive.rm_recursive_force) is denied gate.bad_output, and one it
+// declares is not part of its vocabulary.
+var reservedNamespaces = []string{"gate.", "control.", "policy.", "approval.", "hook.",
+	"permission.", "destructive.", "path.", "duties."}
+
+func reservedCode(code string) bool {
+	for _, ns := range reservedNamespaces {
+		if strings.HasPrefix(code, ns) {
+			return true
+		}
+	}
+	return false
+}
+
 // vocabulary is a gate's declared reason codes: exact codes and namespaces
-// (ending in "."). nil declares nothing and checks nothing.
+// (ending in "."). nil declares nothing and checks nothing (a built-in gate
+// without a namespace). A user module's vocabulary is never nil: open when
+// it declares no code (any code outside the reserved namespaces).
 type vocabulary struct {
 	codes      map[string]bool
 	namespaces []string
+	user, open bool
 }
 
 func (v *vocabulary) allows(code string) bool {
-	if v == nil || v.codes[code] {
+	if v == nil {
+		return true
+	}
+	if v.user && reservedCode(code) {
+		return false
+	}
+	if v.open || v.codes[code] {
 		return true
 	}
 	for _, ns := range v.namespaces {
@@ -51,8 +83,8 @@ func (v *vocabulary) allows(code string) bool {
 }
 
 // vocabularyOf is the vocabulary of gate's module: a built-in's namespace,
-// or the codes its gate_describe lists (nil when it lists none), each
-// recorded as declared for the metrics.
+// or the codes its gate_describe lists outside the reserved namespaces
+// (open when it lists none), each recorded as declared for the metrics.
 func (g *Gates) vocabularyOf(ctx context.Context, gate *host.Gate) *vocabulary {
 	if b, ok := builtin.ByDigest(gate.Module().Digest()); ok {
 		if ns, ok := builtinNamespaces[b.Name]; ok {
@@ -63,11 +95,11 @@ func (g *Gates) vocabularyOf(ctx context.Context, gate *host.Gate) *vocabulary {
 	}
 	d, ok, err := gate.Describe(ctx)
 	if err != nil || !ok || len(d.ReasonCodes) == 0 {
-		return nil
+		return &vocabulary{user: true, open: true}
 	}
-	v := &vocabulary{codes: make(map[string]bool, len(d.ReasonCodes))}
+	v := &vocabulary{user: true, codes: make(map[string]bool, len(d.ReasonCodes))}
 	for _, c := range d.ReasonCodes {
-		if abi.ValidReasonCode(c) {
+		if abi.ValidReasonCode(c) && !reservedCode(c) {
 			v.codes[c] = true
 			g.declared.Store(c, true)
 		}

@@ -101,3 +101,45 @@ func TestGates_UploadQuota(t *testing.T) {
 	require.NoError(t, err, "stored bytes again pass")
 	require.False(t, created)
 }
+
+// TestGates_AUserModuleNeverAnswersInAReservedNamespace: a user module,
+// declaring its codes or not, that answers a code govhost writes itself
+// (gate.*, policy.*, a built-in gate's namespace) is denied gate.bad_output,
+// also when it declared that code; a module declaring nothing may answer
+// any other code.
+func TestGates_AUserModuleNeverAnswersInAReservedNamespace(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	gates, err := govhost.NewGates(h, "")
+	require.NoError(t, err)
+	in := abi.GateInput{GateID: "x", Phase: abi.PhaseCheck, Tool: "bash", Arguments: []byte(`{"command":"ls"}`)}
+	answer := func(id, code, describe string) (abi.GateOutput, error) {
+		digest, err := gates.Add(wasmfixtures.AnswerGate(`{"decision":"allow","reason_code":"`+code+`"}`, describe))
+		require.NoError(t, err)
+		b, err := governance.NewExecutableGateBinding(governance.GateBindingSpec{
+			GateID: id, AdapterID: govhost.AdapterWasm, Level: governance.LevelHard, ToolIDs: []string{"bash"}, ModuleDigest: digest, Config: "{}",
+		})
+		require.NoError(t, err)
+		g, err := gates.GateFor(ctx, b)
+		require.NoError(t, err)
+		return g.Evaluate(ctx, in)
+	}
+	for i, c := range []struct{ code, describe string }{
+		{"gate.timeout", ""},
+		{"destructive.rm_recursive_force", ""},
+		{"policy.not_found", ""},
+		{"gate.timeout", `{"name":"liar","reason_codes":["gate.timeout","liar.ok"]}`},
+	} {
+		out, err := answer(fmt.Sprintf("reserved-%d", i), c.code, c.describe)
+		var ge *host.GuestError
+		require.ErrorAs(t, err, &ge, c.code)
+		require.Equal(t, host.CodeBadOutput, ge.Code)
+		require.Equal(t, abi.DecisionDeny, out.Decision, c.code)
+	}
+	out, err := answer("undeclared", "egress.blocked_host", "")
+	require.NoError(t, err)
+	require.Equal(t, "egress.blocked_host", out.ReasonCode)
+	require.False(t, gates.ReasonCodeDeclared("gate.timeout"), "a reserved code a module declared is not its")
+}

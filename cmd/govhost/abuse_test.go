@@ -301,3 +301,90 @@ func TestServe_StartsOnAPolicyItCannotLoadAndSaysHowToRepair(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, out, `"removed":1`)
 }
+
+// TestServe_AmbiguousHookInputIsRefusedAndTheCommandHookBlocks: through the
+// real serve, a Claude Code hook input whose governed fields could be read
+// two ways — "Tool_Name" beside "tool_name" (a case-insensitive reader takes
+// Bash), a key twice in tool_input — is 400 ambiguous_json on the HTTP hook
+// route, and the command hook answers the agent with its block (exit 2, a
+// deny); the same input without the ambiguity is answered.
+func TestServe_AmbiguousHookInputIsRefusedAndTheCommandHookBlocks(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, data)
+	pre := func(toolName, input, extra string) string {
+		return fmt.Sprintf(`{"session_id":"amb-1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":%q,"tool_input":%s,"tool_use_id":"toolu_1"%s}`, data, toolName, input, extra)
+	}
+	for name, body := range map[string]string{
+		"another case of tool_name":     pre("Read", `{"file_path":"README.md"}`, `,"Tool_Name":"Bash"`),
+		"a key twice in the tool input": pre("Bash", `{"command":"ls","command":"rm -rf /"}`, ""),
+	} {
+		status, out := s.call(t, "POST", "/v1/hooks/claude-code", "token", []byte(body), "application/json")
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", name, out)
+		var eb api.ErrorBody
+		require.NoError(t, json.Unmarshal(out, &eb))
+		require.Equal(t, "ambiguous_json", eb.Error.Code, name)
+
+		code, stdout, stderr := runCLI(t, body, "hook", "--agent", "claude", "--url", s.url, "--token-file", filepath.Join(data, "token"))
+		require.Equal(t, 2, code, "%s: the command hook blocks (stderr %q)", name, stderr)
+		require.Contains(t, stdout, `"permissionDecision":"deny"`, name)
+	}
+	status, out := s.call(t, "POST", "/v1/hooks/claude-code", "token", []byte(pre("Bash", `{"command":"ls"}`, `,"transcript_path":"/t","x_new_field":1`)), "application/json")
+	require.Equal(t, http.StatusOK, status, "%s", out)
+}
+
+// TestServe_ARestartListsStoredModulesWithoutCompilingThem: modules
+// uploaded before a restart are listed and shown after it without being
+// compiled again — counted by the instrumentation cache, which every
+// compile of a module writes an entry to and which is emptied before the
+// restart — and a bound module still decides.
+func TestServe_ARestartListsStoredModulesWithoutCompilingThem(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	cache := filepath.Join(t.TempDir(), "wasm-cache")
+	t.Setenv(cacheEnv, cache) // the servers' own, not the tests' shared cache
+	s := startServe(t, data)
+	uploaded := map[string]api.Module{}
+	for i := range 12 {
+		status, out := s.call(t, "POST", "/v1/modules", operatorTokenFile,
+			wasmfixtures.AnswerGate(fmt.Sprintf(`{"decision":"allow","reason_code":"restart.n%d"}`, i), ""), "application/wasm")
+		require.Equal(t, http.StatusCreated, status, "%s", out)
+		var up api.ModuleUpload
+		require.NoError(t, json.Unmarshal(out, &up))
+		uploaded[up.SHA256] = up.Module
+	}
+	s.stop(t)
+	require.NoError(t, os.RemoveAll(cache))
+
+	s = startServe(t, data)
+	compiledSinceStart := func() (n int) {
+		entries, _ := os.ReadDir(filepath.Join(cache, "govhost-instrumented"))
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(cache, "govhost-instrumented", e.Name()))
+			require.NoError(t, err)
+			for d := range uploaded {
+				if bytes.Contains(b, []byte(`"module":"`+d+`"`)) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	status, out := s.call(t, "GET", "/v1/modules", operatorTokenFile, nil, "")
+	require.Equal(t, http.StatusOK, status, "%s", out)
+	var list api.ModuleList
+	require.NoError(t, json.Unmarshal(out, &list))
+	require.Len(t, list.Modules, len(uploaded))
+	for _, m := range list.Modules {
+		require.Nil(t, m.Refused)
+		require.Equal(t, uploaded[m.SHA256], m.Module)
+		status, out := s.call(t, "GET", "/v1/modules/"+m.SHA256, operatorTokenFile, nil, "")
+		require.Equal(t, http.StatusOK, status, "%s", out)
+	}
+	require.Zero(t, compiledSinceStart(), "listing and showing stored modules compiled none of them")
+
+	// The count sees a compile: a policy naming one of them loads it.
+	digest := list.Modules[0].SHA256
+	file := fmt.Sprintf(`{"policy_id":%q,"version":"1","gates":[{"gate_id":"g","module":%q,"level":"hard","order":1,"tool_ids":["bash"]}]}`, uuid.NewString(), digest)
+	status, out = s.call(t, "POST", "/v1/policies", operatorTokenFile, []byte(file), "application/json")
+	require.Equal(t, http.StatusCreated, status, "%s", out)
+	require.Equal(t, 1, compiledSinceStart())
+}

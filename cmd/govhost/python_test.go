@@ -12,7 +12,8 @@ import (
 
 // TestPythonClient runs the Python client's own tests and its example
 // agent loop against a real `govhost serve` (python3, standard library
-// only). Without python3 it skips, except under CI, where it fails.
+// only): the tests under LionAGI's safe preset, the example under the
+// default policy, as `make run` serves it. Without python3 it skips, except under CI, where it fails.
 func TestPythonClient(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -41,7 +42,11 @@ func TestPythonClient(t *testing.T) {
 	require.Contains(t, string(out), "OK")
 	require.NotContains(t, string(out), "skipped", "the tests ran against the server")
 
-	cmd = exec.Command(python, filepath.Join(pkg, "examples", "agent_loop.py"), s.url, data)
+	// The example is written for `make run`: it runs under the default
+	// coding-agent policy, on a serve of its own.
+	exampleData := filepath.Join(t.TempDir(), "data")
+	def := startServe(t, exampleData)
+	cmd = exec.Command(python, filepath.Join(pkg, "examples", "agent_loop.py"), def.url, exampleData)
 	cmd.Env = append(env, "GOVHOST_EXAMPLE_APPROVE=1")
 	cmd.Dir = "../.."
 	out, err = cmd.CombinedOutput()

@@ -20,7 +20,8 @@ import (
 // with its digest) as the same snapshot, new the first time only; a module
 // whose bytes are not its digest's is refused before any policy is sent.
 func TestClient_PutPolicyFile(t *testing.T) {
-	e := sharedEnv(t)
+	e := openEnv(t, true) // its own module folder: the shared one's uploads are other tests'
+	defer e.close()
 	ctx := context.Background()
 	src := t.TempDir()
 	wasm := wasmfixtures.Bytes("c_gate.wasm")

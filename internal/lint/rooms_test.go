@@ -74,12 +74,6 @@ var rooms = map[string]room{
 	"sdk/assemblyscript":         {},
 	"plugins/permission":         {may: []string{"abi", "plugins/internal/..."}},
 	"plugins/pathguard":          {may: []string{"abi", "plugins/internal/..."}},
-	"plugins/destructive":        {may: []string{"abi", "plugins/internal/..."}},
-	"plugins/duties":             {may: []string{"abi", "plugins/internal/..."}},
-	"plugins/permission/wasm":    {may: []string{"plugins/permission", "sdk", "abi"}},
-	"plugins/pathguard/wasm":     {may: []string{"plugins/pathguard", "sdk", "abi"}},
-	"plugins/destructive/wasm":   {may: []string{"plugins/destructive", "sdk", "abi"}},
-	"plugins/duties/wasm":        {may: []string{"plugins/duties", "sdk", "abi"}},
 	"plugins/internal/fnmatch":   {},
 	"plugins/internal/pytext":    {planned: true},
 	"plugins/internal/gatetable": {may: []string{"abi", "sdk/gatecases"}, testOnly: true},
@@ -193,6 +187,5 @@ var noHTTP = map[string][]arrow{
 	"service":    nil,
 	"controller": nil,
 	"agents":     nil,
-	// hooks: Result carries an HTTP status (hooks/calls.go, service.go).
-	"hooks": {{"net/http", "one HTTP edge: the hook's outcome as its own code, mapped onto a status in server"}},
+	"hooks":      nil,
 }

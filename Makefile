@@ -187,6 +187,9 @@ bench-speed:
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 10x -benchmem .
 	$(GO) test -run '^$$' -bench 'ResidentSize' -benchtime 1x .
 	$(GO) test -run '^$$' -bench 'Invoke_FakeGates|AuthorizeComplete' -benchtime 20000x -benchmem ./controller/
+# issue 25 (HTTP hot path): 64 clients authorize + complete over HTTP, and the
+# same two phases in process on the same engine (the ratio's reference).
+	$(GO) test -run '^$$' -bench 'RoundTrip' -benchtime 3000x -benchmem ./server/
 
 # bench-overhead (issue 25): the controller alone (three Go gates, memory
 # store) against one trivial Go guest call, in CPU time per call, which a

@@ -161,14 +161,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 }
 
 // roundTrips runs b.N round trips from 64 goroutines, each in its own
-// task, and reports latency percentiles and throughput.
+// task, and reports latency percentiles, throughput and CPU time a call.
 func roundTrips(b *testing.B, open func(ctx context.Context) (call func(n int) error, done func())) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var lat []time.Duration
 	b.SetParallelism((64 + 1) / 2) // 64 goroutines on this 2-core machine's GOMAXPROCS=2
 	b.ReportAllocs()
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		call, done := open(ctx)
 		defer done()
@@ -185,7 +185,7 @@ func roundTrips(b *testing.B, open func(ctx context.Context) (call func(n int) e
 		lat = append(lat, mine...)
 		mu.Unlock()
 	})
-	elapsed := time.Since(start)
+	elapsed, cpuUsed := time.Since(start), processCPU()-cpu
 	if len(lat) == 0 {
 		return
 	}
@@ -193,4 +193,7 @@ func roundTrips(b *testing.B, open func(ctx context.Context) (call func(n int) e
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "calls/s")
+	// CPU time a round trip (client and server, this process): what a
+	// loaded machine inflates far less than calls/s.
+	b.ReportMetric(float64(cpuUsed.Microseconds())/float64(len(lat)), "cpu-µs/call")
 }

@@ -322,20 +322,28 @@ func (r *strictReader) array(s *shape, depth int) error {
 		if err := r.value(item, depth+1); err != nil {
 			return err
 		}
-		r.ws()
-		if r.i >= len(r.b) {
-			return errMalformed
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
-			return nil
-		default:
-			return errMalformed
+		if done, err := r.after(']'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// after reads what follows an item or member: a comma (more follows) or
+// the closing bracket (done).
+func (r *strictReader) after(closing byte) (done bool, err error) {
+	r.ws()
+	if r.i >= len(r.b) {
+		return false, errMalformed
+	}
+	switch r.b[r.i] {
+	case ',':
+		r.i++
+		return false, nil
+	case closing:
+		r.i++
+		return true, nil
+	}
+	return false, errMalformed
 }
 
 func (r *strictReader) object(s *shape, depth int) error {
@@ -394,18 +402,8 @@ func (r *strictReader) object(s *shape, depth int) error {
 		if err != nil {
 			return err
 		}
-		r.ws()
-		if r.i >= len(r.b) {
-			return errMalformed
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			return nil
-		default:
-			return errMalformed
+		if done, err := r.after('}'); done || err != nil {
+			return err
 		}
 	}
 }

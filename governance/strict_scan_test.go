@@ -94,3 +94,25 @@ func TestStrictScan_AllocatesNothingOnAPlainDocument(t *testing.T) {
 		t.Fatalf("%v allocations a check", n)
 	}
 }
+
+// BenchmarkCheckStrictJSON_HookInput: the strict check of a Claude Code
+// pre-tool input (agents.Dialect.Decode runs it on every hook event).
+func BenchmarkCheckStrictJSON_HookInput(b *testing.B) {
+	doc := []byte(`{"session_id":"9a1f7c2e-5b7d-4b0e-9d61-3c8f2a1e4d55","transcript_path":"/home/u/.claude/projects/p/9a1f.jsonl","cwd":"/home/u/project","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./... 2>&1 | tail -20","description":"Run the tests","timeout":120000},"tool_use_id":"toolu_01ABCDEF"}`)
+	for _, path := range []struct {
+		name  string
+		check func() error
+	}{
+		{"fast", func() error { return CheckStrictJSON(doc, "hook input") }},
+		{"token-walk", func() error { return walkExactKeys(doc, "hook input", nil) }},
+	} {
+		b.Run(path.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if err := path.check(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

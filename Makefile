@@ -55,10 +55,9 @@ BUILTIN_GATES = permission pathguard destructive duties
 # --- Built-in gates in Rust (issue 26, docs/gates-builtin.md) ---------------
 # RUST_GATES are built from plugins/rust/<gate>.rs (plugins/rust/gatekit.rs
 # is compiled into each) with Debian's rustc 1.63 and libstd-rust-dev-wasm32,
-# no cargo; GO_GATES still from plugins/<gate>/wasm. Reproducible: source
+# no cargo: every built-in gate since permission moved. Reproducible: source
 # paths remapped, symbols stripped, one codegen unit.
-RUST_GATES = destructive pathguard duties permission
-GO_GATES = $(filter-out $(RUST_GATES),$(BUILTIN_GATES))
+RUST_GATES = $(BUILTIN_GATES)
 RUSTC_GATE ?= $(if $(wildcard /usr/bin/rustc),/usr/bin/rustc,rustc)
 RUST_GATE_WASM = $(RUSTC_GATE) --edition 2021 --target wasm32-wasi --crate-type cdylib -C opt-level=3 \
 	-C codegen-units=1 -C strip=symbols --remap-path-prefix=$(CURDIR)=.
@@ -68,14 +67,14 @@ RUST_GATE_WASM = $(RUSTC_GATE) --edition 2021 --target wasm32-wasi --crate-type 
 # hashing at start; plugins-check diffs it with the modules).
 plugins:
 	for g in $(RUST_GATES); do $(RUST_GATE_WASM) -o plugins/builtin/$$g.wasm plugins/rust/$$g.rs || exit 1; done
-	for g in $(GO_GATES); do $(WASM_GO) -o plugins/builtin/$$g.wasm ./plugins/$$g/wasm || exit 1; done
 	cd plugins/builtin && sha256sum $(addsuffix .wasm,$(BUILTIN_GATES)) | LC_ALL=C sort -k2 > SHA256SUMS
 	$(WASM_GO) -o $(WASM_OUT)/toolgate.wasm ./examples/toolgate
 
 # gates-differential: each Rust built-in gate against the Go implementation
-# it replaced (plugins/builtin's FuzzDifferential_<Gate> targets): a short
-# fuzz run each in CI; a switch ran its target for ten minutes or more.
-RUST_GATE_FUZZ = Destructive Pathguard Duties Permission
+# it replaced (plugins/builtin's FuzzDifferential_<Gate> targets), while that
+# Go code lives (destructive and duties are retired: no reference left): a
+# short fuzz run each in CI; a switch ran its target for ten minutes or more.
+RUST_GATE_FUZZ = Pathguard Permission
 DIFF_FUZZTIME ?= 15s
 gates-differential:
 	for g in $(RUST_GATE_FUZZ); do $(GO) test -run '^$$' -fuzz "^FuzzDifferential_$$g$$" -fuzztime $(DIFF_FUZZTIME) -parallel 1 ./plugins/builtin/ || exit 1; done

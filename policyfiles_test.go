@@ -164,3 +164,45 @@ func TestGates_ParseSentPolicyFile(t *testing.T) {
 	require.Equal(t, local.Snapshot.Digest(), sent.Snapshot.Digest())
 	require.Empty(t, sent.Modules)
 }
+
+// TestGates_OneGatePolicyAndHold: a dry run's one-gate policy binds the
+// gate to every tool with its canonical configuration, and refuses a bad
+// configuration or an unknown gate; Hold makes a parsed file's modules
+// loadable without storing its version.
+func TestGates_OneGatePolicyAndHold(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(wasmCache))
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	gates, err := govhost.NewGates(h, "")
+	require.NoError(t, err)
+
+	snap, err := gates.OneGatePolicy("permission", []byte(`{"preset":"safe"}`), "")
+	require.NoError(t, err)
+	require.Equal(t, govhost.OneGatePolicyID, snap.PolicyID())
+	require.Len(t, snap.GateBindings(), 1)
+	b := snap.GateBindings()[0]
+	require.Equal(t, "permission", b.GateID())
+	require.Equal(t, []string{"*"}, b.ToolIDs())
+	require.Equal(t, governance.LevelHard, b.Level())
+
+	_, err = gates.OneGatePolicy("permission", []byte(`{"a":1.5}`), "")
+	require.ErrorContains(t, err, "config")
+	_, err = gates.OneGatePolicy("no-such-gate", []byte(`{}`), "")
+	require.ErrorIs(t, err, policyfile.ErrModuleNotFound)
+
+	src := t.TempDir()
+	wasm := wasmfixtures.Bytes("allow.wasm")
+	require.NoError(t, os.WriteFile(filepath.Join(src, "mine.wasm"), wasm, 0o644))
+	text := `{"policy_id":"` + uuid.NewString() + `","version":"v1","gates":[
+		{"gate_id":"mine","module":"mine.wasm","level":"hard","order":1,"tool_ids":["bash"]}]}`
+	f, err := govhost.ParsePolicyFile([]byte(text), "p.json", src)
+	require.NoError(t, err)
+	require.False(t, gates.ModuleAvailable(governance.SHA256Hex(wasm)))
+	require.NoError(t, gates.Hold(f))
+	require.True(t, gates.ModuleAvailable(governance.SHA256Hex(wasm)))
+	for _, b := range f.Snapshot.GateBindings() {
+		_, err := gates.GateFor(ctx, b)
+		require.NoError(t, err, b.GateID())
+	}
+}

@@ -80,19 +80,20 @@ func TestDecode_UnknownEventAskingAboutAToolFailsClosed(t *testing.T) {
 func TestDecode_Malformed(t *testing.T) {
 	d := claude(t)
 	for name, body := range map[string]string{
-		"empty":               ``,
-		"whitespace":          "  \n",
-		"array":               `[]`,
-		"string":              `"PreToolUse"`,
-		"null":                `null`,
-		"truncated":           `{"session_id":"s1","hook_event_name":"PreToolUse"`,
-		"two documents":       `{} {}`,
-		"tool_input a number": `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":7}`,
-		"tool_input a list":   `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":["ls"]}`,
-		"tool_name a number":  `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":3,"tool_input":{}}`,
-		"session_id a bool":   `{"session_id":true,"hook_event_name":"PreToolUse","tool_name":"Bash"}`,
-		"event name a list":   `{"session_id":"s1","hook_event_name":["PreToolUse"]}`,
-		"tool_input bad text": `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"{not json"}`,
+		"empty":                              ``,
+		"whitespace":                         "  \n",
+		"array":                              `[]`,
+		"string":                             `"PreToolUse"`,
+		"null":                               `null`,
+		"truncated":                          `{"session_id":"s1","hook_event_name":"PreToolUse"`,
+		"two documents":                      `{} {}`,
+		"tool_input a number":                `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":7}`,
+		"tool_input a list":                  `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":["ls"]}`,
+		"tool_name a number":                 `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":3,"tool_input":{}}`,
+		"session_id a bool":                  `{"session_id":true,"hook_event_name":"PreToolUse","tool_name":"Bash"}`,
+		"event name a list":                  `{"session_id":"s1","hook_event_name":["PreToolUse"]}`,
+		"tool_input bad text":                `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"{not json"}`,
+		"tool_input a string holding a list": `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"[\"ls\"]"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := d.Decode("", []byte(body))
@@ -102,6 +103,8 @@ func TestDecode_Malformed(t *testing.T) {
 			require.True(t, errors.As(fmt.Errorf("wrapped: %w", err), &me))
 			require.Equal(t, agents.Claude, me.Agent)
 			require.Contains(t, err.Error(), "claude")
+			_, err = d.Peek("", []byte(body))
+			require.True(t, errors.Is(err, agents.ErrMalformed), "Peek refuses what Decode refuses: %v", err)
 		})
 	}
 }

@@ -10,7 +10,9 @@ import (
 
 // TestDialect_CanaryInput_DecodesAsTheDestructiveCall: every pre-tool
 // event of every dialect gets a canary its own decoder reads as a shell
-// call of rm -rf /, and every session end has its closing input.
+// call of rm -rf /, and every session end has its closing input. The
+// command hook's Peek names the event as Decode does, and the event it
+// read translates to the same arguments.
 func TestDialect_CanaryInput_DecodesAsTheDestructiveCall(t *testing.T) {
 	for _, agent := range agents.Agents() {
 		d, err := agents.Lookup(agent)
@@ -25,10 +27,17 @@ func TestDialect_CanaryInput_DecodesAsTheDestructiveCall(t *testing.T) {
 			require.NoError(t, err, "%s %s: %s", agent, event, in)
 			require.Equal(t, agents.KindPreTool, ev.Kind)
 			require.Equal(t, "s-1", ev.SessionID)
+			peeked, err := d.Peek(event, in)
+			require.NoError(t, err)
+			require.Equal(t, []string{ev.Name, ev.SessionID, ev.ToolName, ev.ToolUseID, string(ev.Kind)},
+				[]string{peeked.Name, peeked.SessionID, peeked.ToolName, peeked.ToolUseID, string(peeked.Kind)})
 			calls, err := d.Request(ev, nil)
 			if err != nil {
 				continue // beforeReadFile / MCP events carry no shell command
 			}
+			fromPeek, err := d.Request(peeked, nil)
+			require.NoError(t, err)
+			require.Equal(t, calls[0].Arguments.Digest, fromPeek[0].Arguments.Digest)
 			if calls[0].Tool == "bash" {
 				require.JSONEq(t, `{"command":"rm -rf /"}`, string(calls[0].Arguments.Canonical), "%s %s", agent, event)
 			}

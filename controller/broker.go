@@ -31,6 +31,9 @@ type BrokeredApproval struct {
 	Request ApprovalRequest
 	// Required is the decision that brought the request to the broker.
 	Required abi.Decision
+	// RequiredReason is that decision's reason text, verbatim (AgentLane's
+	// approval_required_decision carries its reason; "" when none).
+	RequiredReason string
 	// Since is when the request reached the broker.
 	Since  time.Time
 	Status ApprovalStatus
@@ -79,26 +82,37 @@ func (b *ApprovalBroker) Callback() ApprovalCallback {
 	}
 }
 
-// Decide brokers one decision. require_approval parks the request until
-// Resolve (or ctx ends) and returns the resolving decision unchanged.
-// allow and deny are returned at once when recording immediate decisions,
-// and refused with ErrBrokerOnlyApprovals otherwise.
+// Decide brokers one decision with no reason text: DecideWith of
+// ApprovalDecision{Decision: decision}.
 func (b *ApprovalBroker) Decide(ctx context.Context, req ApprovalRequest, decision abi.Decision) (ApprovalDecision, error) {
-	if decision != abi.DecisionRequireApproval {
+	return b.DecideWith(ctx, req, ApprovalDecision{Decision: decision})
+}
+
+// DecideWith brokers one decision, AgentLane's callback(request, decision).
+// require_approval parks the request until Resolve (or ctx ends) and
+// returns the resolving decision unchanged; d.Reason is kept as the
+// request's RequiredReason. allow and deny, when recording immediate
+// decisions, are returned at once as d — its Reason verbatim, which is then
+// the agent's text (approvalText) — after a pending and a resolved event
+// carrying it; otherwise they are refused with ErrBrokerOnlyApprovals (no
+// id consumed, no event). DecidedAt defaults to now.
+func (b *ApprovalBroker) DecideWith(ctx context.Context, req ApprovalRequest, d ApprovalDecision) (ApprovalDecision, error) {
+	if d.Decision != abi.DecisionRequireApproval {
 		if !b.recordImmediate {
 			return ApprovalDecision{}, ErrBrokerOnlyApprovals
 		}
-		d := ApprovalDecision{Decision: decision, DecidedAt: time.Now().UTC()}
+		d = ownDecision(d)
 		b.mu.Lock()
-		a := b.newApproval(req, decision)
+		a := b.newApproval(req, d.Decision, d.Reason)
 		b.emit(BrokerEvent{Kind: ApprovalPending, Approval: a.BrokeredApproval})
-		a.Status, a.Final = ApprovalResolved, &d
+		final := d
+		a.Status, a.Final = ApprovalResolved, &final
 		b.emit(BrokerEvent{Kind: ApprovalResolved, Approval: a.BrokeredApproval})
 		b.mu.Unlock()
 		return d, nil
 	}
 	b.mu.Lock()
-	a := b.newApproval(req, decision)
+	a := b.newApproval(req, d.Decision, d.Reason)
 	b.pending = append(b.pending, a)
 	b.emit(BrokerEvent{Kind: ApprovalPending, Approval: a.BrokeredApproval})
 	b.mu.Unlock()
@@ -113,11 +127,11 @@ func (b *ApprovalBroker) Decide(ctx context.Context, req ApprovalRequest, decisi
 	}
 }
 
-func (b *ApprovalBroker) newApproval(req ApprovalRequest, required abi.Decision) *brokered {
+func (b *ApprovalBroker) newApproval(req ApprovalRequest, required abi.Decision, reason string) *brokered {
 	b.next++
 	req.ID = "tool-approval-" + strconv.Itoa(b.next)
 	return &brokered{
-		BrokeredApproval: BrokeredApproval{ID: req.ID, Request: req, Required: required, Since: time.Now().UTC(), Status: ApprovalPending},
+		BrokeredApproval: BrokeredApproval{ID: req.ID, Request: req, Required: required, RequiredReason: reason, Since: time.Now().UTC(), Status: ApprovalPending},
 		done:             make(chan ApprovalDecision, 1),
 	}
 }
@@ -159,6 +173,16 @@ func (b *ApprovalBroker) ResolveDecision(id string, d ApprovalDecision) bool {
 	if a == nil {
 		return false
 	}
+	d = ownDecision(d)
+	a.Status, a.Final = ApprovalResolved, &d
+	b.emit(BrokerEvent{Kind: ApprovalResolved, Approval: a.BrokeredApproval})
+	a.done <- d
+	return true
+}
+
+// ownDecision is d with DecidedAt defaulted to now and its approver and
+// arguments copied, so the caller's later changes reach no record.
+func ownDecision(d ApprovalDecision) ApprovalDecision {
 	if d.DecidedAt.IsZero() {
 		d.DecidedAt = time.Now().UTC()
 	}
@@ -169,10 +193,7 @@ func (b *ApprovalBroker) ResolveDecision(id string, d ApprovalDecision) bool {
 	if len(d.Arguments) > 0 {
 		d.Arguments = append(json.RawMessage(nil), d.Arguments...)
 	}
-	a.Status, a.Final = ApprovalResolved, &d
-	b.emit(BrokerEvent{Kind: ApprovalResolved, Approval: a.BrokeredApproval})
-	a.done <- d
-	return true
+	return d
 }
 
 // Events subscribes to events emitted from now on. Each subscriber has its

@@ -125,19 +125,17 @@ func (c Call) withContext(x ExecutionContext) Call {
 }
 
 // operationInfo is the context a gate sees; opText is the operation id as
-// text (operation.idTexts).
-func operationInfo(call Call, opctx governance.OperationContext, opText string) abi.OperationInfo {
-	info := abi.OperationInfo{
+// text (operation.idTexts), actor the gate's own copy of the actor (nil
+// for none).
+func operationInfo(call Call, opText string, actor *abi.ActorRef) abi.OperationInfo {
+	return abi.OperationInfo{
 		OperationID: opText,
 		RunID:       call.RunID,
 		AgentName:   call.AgentName,
 		ToolCallID:  call.ToolCallID,
+		Actor:       actor,
+		Metadata:    copyMetadata(call.Metadata),
 	}
-	if a, ok := opctx.ActorValue(); ok {
-		info.Actor = &abi.ActorRef{Kind: a.Kind, ID: a.ID}
-	}
-	info.Metadata = copyMetadata(call.Metadata)
-	return info
 }
 
 // copyMetadata gives each gate and approver a map of its own (nil for

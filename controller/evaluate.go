@@ -111,7 +111,7 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	in.Cwd = cwd
 	in.Workspace = op.workspace
 	chainText, opText := op.idTexts()
-	in.Context = operationInfo(op.call, op.ctx, opText)
+	in.Context = operationInfo(op.call, opText, op.gateActor())
 	if op.home != nil {
 		h := op.home.dutyHistory()
 		in.Context.Assignments = &h

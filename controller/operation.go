@@ -54,6 +54,38 @@ type operation struct {
 	// chainText and opText are the ids as every gate input carries them,
 	// formatted once an operation rather than once a gate (idTexts).
 	chainText, opText string
+	// gateActors are the gates' copies of the actor (gateActor), inline
+	// for an operation's first few gates.
+	gateActors [4]abi.ActorRef
+	usedActors int
+}
+
+// gateActor returns a copy of the operation's actor for one gate's input
+// (nil without an actor): each gate gets its own, so a gate cannot change
+// what the next one sees.
+func (op *operation) gateActor() *abi.ActorRef {
+	a, ok := op.ctx.ActorValue()
+	if !ok {
+		return nil
+	}
+	ref := abi.ActorRef{Kind: a.Kind, ID: a.ID}
+	if op.usedActors == len(op.gateActors) {
+		return &ref
+	}
+	slot := &op.gateActors[op.usedActors]
+	op.usedActors++
+	*slot = ref
+	return slot
+}
+
+// uncancelable is ctx without its cancellation, as context.WithoutCancel,
+// but ctx itself when it can never be cancelled (a nil Done): records are
+// written to the end even if the caller cancels.
+func uncancelable(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // idTexts returns the operation's chain and operation ids as text.
@@ -165,7 +197,7 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	// Once the operation starts, its records are written to the end even if
 	// the caller cancels: an operation without its terminal record cannot
 	// be certified. Gates and the callable still see the caller's context.
-	ctx := context.WithoutCancel(callerCtx)
+	ctx := uncancelable(callerCtx)
 	op.recordCtx = ctx
 
 	started := recordSpec{typ: governance.OperationStarted, operation: op.opID(), payload: op.startedPayload()}
@@ -213,7 +245,7 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	}
 	return &issued{
 		Permit: Permit{
-			ID: uuid.NewString(), OperationID: op.ctx.OperationID, TaskBoundaryID: op.ctx.TaskBoundaryID,
+			OperationID: op.ctx.OperationID, TaskBoundaryID: op.ctx.TaskBoundaryID,
 			ChainID: op.ctx.ChainID, Tool: op.call.Tool, ArgumentDigest: op.args.Digest,
 			Arguments: json.RawMessage(op.args.Canonical), IssuedAt: op.c.now(), Rewritten: op.args.Digest != op.inputDigest,
 		},
@@ -242,7 +274,7 @@ func (op *operation) complete(ctx context.Context, p *issued, out Outcome) error
 		}
 		payload.String("failure", failure)
 	}
-	if err := op.record(context.WithoutCancel(ctx), recordSpec{typ: typ, operation: op.opID(), payload: payload}); err != nil {
+	if err := op.record(uncancelable(ctx), recordSpec{typ: typ, operation: op.opID(), payload: payload}); err != nil {
 		return err
 	}
 	if a, ok := op.ctx.ActorValue(); ok && !out.Failed && op.home != nil {

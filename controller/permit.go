@@ -161,7 +161,8 @@ func (c *InvocationController) authorizeRemote(ctx context.Context, call Call, o
 	if err != nil {
 		return Permit{}, err
 	}
-	p.op.precall = nil // the pre-call records are written; keep the permit small
+	p.op.precall = nil      // the pre-call records are written; keep the permit small
+	p.ID = uuid.NewString() // NB: only a permit held between calls needs an id
 	c.permits.add(p, c.lease())
 	return p.Permit, nil
 }

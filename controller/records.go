@@ -68,7 +68,9 @@ type recordSpec struct {
 	typ       governance.EvidenceType
 	operation uuid.NullUUID
 	// payload is a *governance.Fields on the hot path, or a
-	// map[string]any: both encode canonically alike.
+	// map[string]any: both encode canonically alike. A *governance.Fields
+	// is released (reused by the next payload) once applyRecords has
+	// encoded it, whatever the outcome: a spec is appended once.
 	payload any
 	// supersedes is set on RECORD_SUPERSEDED only.
 	supersedes uuid.NullUUID
@@ -106,6 +108,7 @@ func (c *InvocationController) appendRecordsUnsynced(ctx context.Context, chain,
 // them under the chain's lock; unsynced asks an UnsyncedAppender for no
 // sync.
 func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID uuid.UUID, version string, unsynced bool, specs []recordSpec) ([]governance.EvidenceRecord, error) {
+	defer releasePayloads(specs)
 	l := c.locks.lock(chain)
 	defer c.locks.unlock(chain, l)
 	head, err := c.cfg.Evidence.Head(ctx, chain)
@@ -136,6 +139,17 @@ func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID
 	}
 	_, err = evidence.AppendSealed(ctx, c.cfg.Evidence, sealed)
 	return recs, err
+}
+
+// releasePayloads hands the specs' *governance.Fields payloads back for
+// reuse.
+func releasePayloads(specs []recordSpec) {
+	for i := range specs {
+		if f, ok := specs[i].payload.(*governance.Fields); ok {
+			f.Release()
+			specs[i].payload = nil
+		}
+	}
 }
 
 func (c *InvocationController) project(recs []governance.EvidenceRecord) {

@@ -13,7 +13,9 @@ import (
 //  1. r.CheckIntegrity (both hashes recomputed, canonical payload, sha256-v1),
 //     before taking the chain lock;
 //  2. duplicate record id, then duplicate chain hash, against the store's
-//     indexes (so a replayed record is reported as a duplicate);
+//     indexes (so a replayed record is reported as a duplicate); after step
+//     1 a repeated chain hash implies a repeated record id (the id is part
+//     of the hashed input), which is how MemStore finds one;
 //  3. CheckPosition against the chain's head, under the chain lock.
 
 // CheckRecords is step 1 for a batch, before any lock: the caller's context,

@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"context"
-	"crypto/sha256"
 	"math"
 	"sync"
 
@@ -17,14 +16,21 @@ import (
 //
 // Its bookkeeping is shaped for a long-running process that appends a few
 // records a call: a chain's records live in fixed-size chunks (a growing
-// chain never copies what it holds), and the chain-hash index is keyed by
-// the hash's 32 bytes, so the garbage collector has no pointer to follow
-// in either index.
+// chain never copies what it holds), and the one global index, of record
+// ids, holds no pointer for the garbage collector to follow.
+//
+// The duplicate chain hash rule needs no index of its own here: a record
+// reaches the index check only after its integrity check (step 1), which
+// recomputed its chain hash over an input that holds its record id; two
+// such records with one chain hash and two record ids would be a SHA-256
+// collision, and a record with the same id is refused as a duplicate id
+// first, as every backend reports a replay. So a duplicate chain hash is
+// refused as a duplicate record id, one map lookup a record instead of
+// two on a map that grows with the store.
 type MemStore struct {
-	mu     sync.Mutex // guards chains and the two indexes, never held while hashing
+	mu     sync.Mutex // guards chains and ids, never held while hashing
 	chains map[uuid.UUID]*memChain
 	ids    map[uuid.UUID]struct{}
-	hashes map[[sha256.Size]byte]struct{}
 }
 
 type memChain struct {
@@ -49,7 +55,6 @@ func NewMemStore() *MemStore {
 	return &MemStore{
 		chains: make(map[uuid.UUID]*memChain),
 		ids:    make(map[uuid.UUID]struct{}),
-		hashes: make(map[[sha256.Size]byte]struct{}),
 	}
 }
 
@@ -92,24 +97,14 @@ func (s *MemStore) AppendSealed(ctx context.Context, b *governance.SealedBatch) 
 
 // commit is steps 2 and 3 and the append, for records that passed step 1.
 func (s *MemStore) commit(records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
-	// NB: CheckRecords has checked every chain hash is 64 lowercase hex.
-	var small [8][sha256.Size]byte
-	keys := small[:0]
-	for _, r := range records {
-		keys = append(keys, hashKey(r.ChainHash))
-	}
 	c := s.chain(records[0].ChainID, true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.mu.Lock()
-	for i, r := range records {
+	for _, r := range records {
 		if _, dup := s.ids[r.RecordID]; dup {
 			s.mu.Unlock()
 			return nil, DuplicateID(r)
-		}
-		if _, dup := s.hashes[keys[i]]; dup {
-			s.mu.Unlock()
-			return nil, DuplicateHash(r)
 		}
 	}
 	if err := CheckBatch(c.head(), records); err != nil {
@@ -119,29 +114,11 @@ func (s *MemStore) commit(records []governance.EvidenceRecord) ([]governance.App
 	receipts := make([]governance.AppendReceipt, len(records))
 	for i, r := range records {
 		s.ids[r.RecordID] = struct{}{}
-		s.hashes[keys[i]] = struct{}{}
 		receipts[i] = governance.ReceiptFor(r)
 	}
 	s.mu.Unlock()
 	c.add(records)
 	return receipts, nil
-}
-
-// hashKey is a chain hash's 32 bytes; h is 64 lowercase hex digits
-// (checked by CheckRecords).
-func hashKey(h string) [sha256.Size]byte {
-	var k [sha256.Size]byte
-	for i := range k {
-		k[i] = unhex(h[2*i])<<4 | unhex(h[2*i+1])
-	}
-	return k
-}
-
-func unhex(c byte) byte {
-	if c <= '9' {
-		return c - '0'
-	}
-	return c - 'a' + 10
 }
 
 // add appends records to the chain's chunks; the caller holds c.mu.

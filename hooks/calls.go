@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/govhost/govhost/agents"
@@ -23,15 +22,15 @@ const (
 func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	calls, err := d.Request(ev, s.cfg.Facts)
 	if err != nil {
-		return refused("hook.untranslatable", err, ev)
+		return refused(CodeUntranslatable, err, ev)
 	}
 	sess, err := s.open(ctx, ev)
 	if err != nil {
-		return refused("hook.task_open_failed", err, ev)
+		return refused(CodeTaskOpenFailed, err, ev)
 	}
 	key, err := d.CorrelationKey(ev, calls)
 	if err != nil {
-		return refused("hook.untranslatable", err, ev)
+		return refused(CodeUntranslatable, err, ev)
 	}
 	if err := sess.pending.Claim(key); err != nil {
 		v := agents.Verdict{Decision: agents.Deny, ReasonCode: ReasonReplayedToolUse,
@@ -57,7 +56,7 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 				}
 				return s.verdict(d, ev, agents.Verdict{Decision: agents.Deny, ReasonCode: denied.ReasonCode, Message: msg})
 			}
-			return refused("hook.authorize_failed", err, ev)
+			return refused(CodeAuthorizeFail, err, ev)
 		}
 		permits = append(permits, p)
 		if p.Rewritten {
@@ -81,7 +80,7 @@ func (s *Service) pre(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 }
 
 func (s *Service) verdict(d *agents.Dialect, ev agents.Event, v agents.Verdict) Result {
-	return Result{Status: http.StatusOK, Answer: d.Answer(ev, v, agents.AnswerOptions{ExplicitAllow: s.cfg.ExplicitAllow}), Event: ev, Verdict: &v}
+	return Result{Answer: d.Answer(ev, v, agents.AnswerOptions{ExplicitAllow: s.cfg.ExplicitAllow}), Event: ev, Verdict: &v}
 }
 
 // callOf is the controller's call of an agent's request: the arguments
@@ -108,24 +107,24 @@ func (s *Service) abandon(ctx context.Context, sess *session, permits []controll
 func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	sess, err := s.find(ctx, ev)
 	if err != nil {
-		return refused("hook.task_open_failed", err, ev)
+		return refused(CodeTaskOpenFailed, err, ev)
 	}
 	if sess == nil {
-		return refused("hook.no_pending_call", agents.ErrNoPending, ev)
+		return refused(CodeNoPendingCall, agents.ErrNoPending, ev)
 	}
 	key, err := d.CorrelationKey(ev, nil)
 	if err != nil {
-		return refused("hook.untranslatable", err, ev)
+		return refused(CodeUntranslatable, err, ev)
 	}
 	permits, err := sess.pending.Take(key)
 	if err != nil {
 		if sess.lost.Add(-1) >= 0 {
 			// A call authorized before the restart: its outcome is on the
 			// chain already (controller.FailureOutcomeLost).
-			return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+			return Result{Answer: d.NoOpinion(), Event: ev}
 		}
 		sess.lost.Add(1)
-		return refused("hook.no_pending_call", err, ev)
+		return refused(CodeNoPendingCall, err, ev)
 	}
 	out := controller.Outcome{ResultDigest: agents.ResponseDigest(ev)}
 	if ev.Kind != agents.KindPostTool {
@@ -137,12 +136,12 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 		if err := s.cfg.Controller.Complete(ctx, p.ID, o); err != nil {
 			var pe *controller.PermitError
 			if errors.As(err, &pe) {
-				return refused("hook.permit_refused", err, ev)
+				return refused(CodePermitRefused, err, ev)
 			}
-			return refused("hook.complete_failed", err, ev)
+			return refused(CodeCompleteFail, err, ev)
 		}
 	}
-	return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+	return Result{Answer: d.NoOpinion(), Event: ev}
 }
 
 // end closes the session's task and certifies it. Calls the agent never
@@ -150,14 +149,14 @@ func (s *Service) post(ctx context.Context, d *agents.Dialect, ev agents.Event) 
 func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) Result {
 	key := sessionKey(ev)
 	if _, err := s.find(ctx, ev); err != nil {
-		return refused("hook.task_open_failed", err, ev)
+		return refused(CodeTaskOpenFailed, err, ev)
 	}
 	s.mu.Lock()
 	sess := s.sessions[key]
 	delete(s.sessions, key)
 	s.mu.Unlock()
 	if sess == nil || sess.task == nil {
-		return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+		return Result{Answer: d.NoOpinion(), Event: ev}
 	}
 	ended := &Ended{Agent: ev.Agent, SessionID: ev.SessionID}
 	for _, permits := range sess.pending.Drain() {
@@ -165,7 +164,7 @@ func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 	}
 	boundary, err := sess.task.Close(ctx)
 	if err != nil {
-		return refused("hook.task_close_failed", err, ev)
+		return refused(CodeTaskCloseFail, err, ev)
 	}
 	ended.Boundary = boundary
 	if s.cfg.Head != nil {
@@ -183,7 +182,7 @@ func (s *Service) end(ctx context.Context, d *agents.Dialect, ev agents.Event) R
 	s.mu.Lock()
 	s.ended[key] = ended
 	s.mu.Unlock()
-	return Result{Status: http.StatusOK, Answer: d.Notice(ended.Notice(s.cfg.Sidecar)), Event: ev, Ended: ended}
+	return Result{Answer: d.Notice(ended.Notice(s.cfg.Sidecar)), Event: ev, Ended: ended}
 }
 
 // Notice tells the user where the session's proof is, with the commands

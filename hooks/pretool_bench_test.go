@@ -51,11 +51,11 @@ func BenchmarkService_PreToolUse(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				res := r.svc.Handle(ctx, tc.agent, "", ins[i][0])
-				if res.Status != 200 || res.Verdict == nil || res.Verdict.Decision != agents.Allow {
-					b.Fatalf("pre-tool: %d %s %v %+v", res.Status, res.Code, res.Err, res.Verdict)
+				if res.Refused() || res.Verdict == nil || res.Verdict.Decision != agents.Allow {
+					b.Fatalf("pre-tool: %s %v %+v", res.Code, res.Err, res.Verdict)
 				}
-				if res = r.svc.Handle(ctx, tc.agent, "", ins[i][1]); res.Status != 200 {
-					b.Fatalf("post-tool: %d %s %v", res.Status, res.Code, res.Err)
+				if res = r.svc.Handle(ctx, tc.agent, "", ins[i][1]); res.Refused() {
+					b.Fatalf("post-tool: %s %v", res.Code, res.Err)
 				}
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -110,13 +109,12 @@ func New(cfg Config) (*Service, error) {
 	return &Service{cfg: cfg, sessions: map[string]*session{}, ended: map[string]*Ended{}}, nil
 }
 
-// Result is the answer to one hook event.
+// Result is the answer to one hook event: Answer, or a refusal with Code
+// and Err (the edge gives each code its status).
 type Result struct {
-	// Status is the HTTP status: 200 with Answer.Body, or an error status
-	// with Code and Err.
-	Status int
 	Answer agents.Answer
-	// Code is a stable error code when Status is not 200.
+	// Code is a stable error code (the Code* constants) when the event is
+	// refused; empty when Answer is the answer.
 	Code  string
 	Err   error
 	Event agents.Event
@@ -126,29 +124,27 @@ type Result struct {
 	Ended *Ended
 }
 
-func refused(code string, err error, ev agents.Event) Result {
-	status, ok := RefusalStatus[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	return Result{Status: status, Code: code, Err: err, Event: ev}
-}
+// Refused reports a refusal (Code and Err) rather than an answer.
+func (r Result) Refused() bool { return r.Code != "" }
 
-// RefusalStatus is the HTTP status of every code a hook event is refused
-// with; the server's one code list includes these.
-var RefusalStatus = map[string]int{
-	"malformed_json":         http.StatusBadRequest,
-	"ambiguous_json":         http.StatusBadRequest,
-	"hook.unknown_agent":     http.StatusNotFound,
-	"hook.missing_field":     http.StatusBadRequest,
-	"hook.untranslatable":    http.StatusBadRequest,
-	"hook.no_pending_call":   http.StatusConflict,
-	"hook.permit_refused":    http.StatusConflict,
-	"hook.unknown_session":   http.StatusNotFound,
-	"hook.task_open_failed":  http.StatusInternalServerError,
-	"hook.authorize_failed":  http.StatusInternalServerError,
-	"hook.complete_failed":   http.StatusInternalServerError,
-	"hook.task_close_failed": http.StatusInternalServerError,
+// The codes a hook event is refused with.
+const (
+	CodeMalformed      = "malformed_json"
+	CodeAmbiguous      = "ambiguous_json"
+	CodeUnknownAgent   = "hook.unknown_agent"
+	CodeMissingField   = "hook.missing_field"
+	CodeUntranslatable = "hook.untranslatable"
+	CodeNoPendingCall  = "hook.no_pending_call"
+	CodePermitRefused  = "hook.permit_refused"
+	CodeUnknownSession = "hook.unknown_session"
+	CodeTaskOpenFailed = "hook.task_open_failed"
+	CodeAuthorizeFail  = "hook.authorize_failed"
+	CodeCompleteFail   = "hook.complete_failed"
+	CodeTaskCloseFail  = "hook.task_close_failed"
+)
+
+func refused(code string, err error, ev agents.Event) Result {
+	return Result{Code: code, Err: err, Event: ev}
 }
 
 // Handle answers one hook event of agent: body is the hook input, event
@@ -156,16 +152,16 @@ var RefusalStatus = map[string]int{
 func (s *Service) Handle(ctx context.Context, agent agents.Agent, event string, body []byte) Result {
 	d, err := agents.Lookup(agent)
 	if err != nil {
-		return refused("hook.unknown_agent", err, agents.Event{})
+		return refused(CodeUnknownAgent, err, agents.Event{})
 	}
 	ev, err := d.Decode(event, body)
 	switch {
 	case errors.Is(err, agents.ErrMissingField):
-		return refused("hook.missing_field", err, ev)
+		return refused(CodeMissingField, err, ev)
 	case errors.Is(err, agents.ErrAmbiguous):
-		return refused("ambiguous_json", err, ev)
+		return refused(CodeAmbiguous, err, ev)
 	case err != nil:
-		return refused("malformed_json", err, ev)
+		return refused(CodeMalformed, err, ev)
 	}
 	switch ev.Kind {
 	case agents.KindSessionEnd:
@@ -173,10 +169,10 @@ func (s *Service) Handle(ctx context.Context, agent agents.Agent, event string, 
 	case agents.KindObserve, agents.KindSessionStart:
 		if ev.SessionID != "" {
 			if _, err := s.open(ctx, ev); err != nil {
-				return refused("hook.task_open_failed", err, ev)
+				return refused(CodeTaskOpenFailed, err, ev)
 			}
 		}
-		return Result{Status: http.StatusOK, Answer: d.NoOpinion(), Event: ev}
+		return Result{Answer: d.NoOpinion(), Event: ev}
 	case agents.KindPreTool:
 		return s.pre(ctx, d, ev)
 	default:

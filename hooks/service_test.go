@@ -159,7 +159,7 @@ func post(tool, id string, input map[string]any, response any) map[string]any {
 
 func decision(t *testing.T, res hooks.Result) string {
 	t.Helper()
-	require.Equal(t, 200, res.Status, "%s: %v", res.Code, res.Err)
+	require.False(t, res.Refused(), "%s: %v", res.Code, res.Err)
 	var body struct {
 		Out struct {
 			Decision string `json:"permissionDecision"`
@@ -195,7 +195,7 @@ func TestService_ClaudeSession(t *testing.T) {
 	res := h("PreToolUse", pre("Read", "toolu_1", map[string]any{"file_path": readme}))
 	require.Equal(t, "none", decision(t, res))
 	require.Equal(t, agents.Allow, res.Verdict.Decision)
-	require.Equal(t, 200, h("PostToolUse", post("Read", "toolu_1", map[string]any{"file_path": readme}, map[string]any{"content": "# demo"})).Status)
+	require.False(t, h("PostToolUse", post("Read", "toolu_1", map[string]any{"file_path": readme}, map[string]any{"content": "# demo"})).Refused())
 
 	// Outside the workspace: the path guard's message is the reason.
 	res = h("PreToolUse", pre("Read", "toolu_2", map[string]any{"file_path": "/etc/passwd"}))
@@ -212,13 +212,13 @@ func TestService_ClaudeSession(t *testing.T) {
 	// bash requires approval: ask mode hands it to Claude Code's prompt.
 	res = h("PreToolUse", pre("Bash", "toolu_4", map[string]any{"command": "go test ./..."}))
 	require.Equal(t, "ask", decision(t, res))
-	require.Equal(t, 200, h("PostToolUse", post("Bash", "toolu_4", map[string]any{"command": "go test ./..."}, map[string]any{"stdout": "ok", "stderr": "", "interrupted": false, "isImage": false})).Status)
+	require.False(t, h("PostToolUse", post("Bash", "toolu_4", map[string]any{"command": "go test ./..."}, map[string]any{"stdout": "ok", "stderr": "", "interrupted": false, "isImage": false})).Refused())
 
 	// A write to a new file is create_file; it fails in the agent.
 	newFile := filepath.Join(r.ws, "src", "new.go")
 	res = h("PreToolUse", pre("Write", "toolu_5", map[string]any{"file_path": newFile, "content": "package src"}))
 	require.Equal(t, "none", decision(t, res))
-	require.Equal(t, 200, h("PostToolUseFailure", map[string]any{"tool_name": "Write", "tool_use_id": "toolu_5", "tool_input": map[string]any{"file_path": newFile}, "error": "disk full", "is_interrupt": false}).Status)
+	require.False(t, h("PostToolUseFailure", map[string]any{"tool_name": "Write", "tool_use_id": "toolu_5", "tool_input": map[string]any{"file_path": newFile}, "error": "disk full", "is_interrupt": false}).Refused())
 
 	// Authorized, then never reported: completed as no_outcome at the end.
 	res = h("PreToolUse", pre("Edit", "toolu_6", map[string]any{"file_path": readme, "old_string": "demo", "new_string": "x"}))
@@ -233,22 +233,19 @@ func TestService_ClaudeSession(t *testing.T) {
 	require.Equal(t, hooks.ReasonReplayedToolUse, res.Verdict.ReasonCode)
 	// A PostToolUse with no permit: 409, nothing appended.
 	res = h("PostToolUse", post("Read", "toolu_99", map[string]any{"file_path": readme}, "x"))
-	require.Equal(t, 409, res.Status)
-	require.Equal(t, "hook.no_pending_call", res.Code)
+	require.Equal(t, hooks.CodeNoPendingCall, res.Code)
 	// Completing the same call twice.
 	res = h("PostToolUse", post("Read", "toolu_1", map[string]any{"file_path": readme}, "x"))
-	require.Equal(t, 409, res.Status)
+	require.Equal(t, hooks.CodeNoPendingCall, res.Code)
 	// Malformed and missing tool_name: 400, nothing appended.
 	res = r.svc.Handle(ctx, agents.Claude, "", []byte(`{"session_id":"`+sid+`","hook_event_name":"PreToolUse"`))
-	require.Equal(t, 400, res.Status)
-	require.Equal(t, "malformed_json", res.Code)
+	require.Equal(t, hooks.CodeMalformed, res.Code)
 	res = h("PreToolUse", map[string]any{"tool_input": map[string]any{"command": "ls"}})
-	require.Equal(t, 400, res.Status)
-	require.Equal(t, "hook.missing_field", res.Code)
+	require.Equal(t, hooks.CodeMissingField, res.Code)
 	require.Len(t, r.records(t, sess), before, "refused events append nothing")
 
 	res = h("SessionEnd", map[string]any{"reason": "other"})
-	require.Equal(t, 200, res.Status)
+	require.False(t, res.Refused(), "%s: %v", res.Code, res.Err)
 	require.NotNil(t, res.Ended)
 	require.Equal(t, 1, res.Ended.Unreported)
 	require.Empty(t, res.Ended.CertifyError)
@@ -310,14 +307,14 @@ func TestService_HoldOnTheBroker(t *testing.T) {
 		}
 	}()
 	res := r.svc.Handle(ctx, agents.Codex, "", ev("PreToolUse", pre("Bash", "call_1", map[string]any{"command": "go test ./..."})))
-	require.Equal(t, 200, res.Status)
+	require.False(t, res.Refused(), "%s: %v", res.Code, res.Err)
 	require.Equal(t, agents.Allow, res.Verdict.Decision, "the reviewer approved")
 	require.JSONEq(t, `{}`, string(res.Answer.Body), "Codex honours no explicit allow")
 	res = r.svc.Handle(ctx, agents.Codex, "", ev("PreToolUse", pre("Bash", "call_2", map[string]any{"command": "curl example.com"})))
 	require.Equal(t, agents.Deny, res.Verdict.Decision, "the reviewer rejected")
 	require.Equal(t, "approval.required", res.Verdict.ReasonCode)
 	require.Equal(t, 2, res.Answer.Exit)
-	require.Equal(t, 200, r.svc.Handle(ctx, agents.Codex, "", ev("PostToolUse", post("Bash", "call_1", map[string]any{"command": "go test ./..."}, "ok"))).Status)
+	require.False(t, r.svc.Handle(ctx, agents.Codex, "", ev("PostToolUse", post("Bash", "call_1", map[string]any{"command": "go test ./..."}, "ok"))).Refused())
 	res = r.svc.Handle(ctx, agents.Codex, "", ev("Stop", map[string]any{"stop_hook_active": false}))
 	require.NotNil(t, res.Ended)
 	require.NotNil(t, res.Ended.Certificate, res.Ended.CertifyError)

@@ -68,6 +68,16 @@ var statusOf = map[string]int{
 	codeAmbiguousJSON:                      http.StatusBadRequest,
 	string(service.CodeBindAmbiguous):      http.StatusConflict,
 	string(service.CodeModuleQuota):        http.StatusInsufficientStorage,
+	string(service.CodeHookUnknownAgent):   http.StatusNotFound,
+	string(service.CodeHookMissingField):   http.StatusBadRequest,
+	string(service.CodeHookUntranslatable): http.StatusBadRequest,
+	string(service.CodeHookNoPendingCall):  http.StatusConflict,
+	string(service.CodeHookPermitRefused):  http.StatusConflict,
+	string(service.CodeHookUnknownSession): http.StatusNotFound,
+	string(service.CodeHookTaskOpenFailed): http.StatusInternalServerError,
+	string(service.CodeHookAuthorizeFail):  http.StatusInternalServerError,
+	string(service.CodeHookCompleteFail):   http.StatusInternalServerError,
+	string(service.CodeHookTaskCloseFail):  http.StatusInternalServerError,
 }
 
 // A module the host refuses as a gate is understood and refused: 422,

@@ -11,14 +11,6 @@ import (
 	"github.com/govhost/govhost/service"
 )
 
-// The hook codes join the one code list with the statuses package hooks
-// gives them.
-func init() {
-	for code, status := range service.HookRefusalStatus() {
-		statusOf[code] = status
-	}
-}
-
 // hook answers one hook event of a coding agent (package hooks): the
 // body is the agent's hook input; the answer is the agent's own answer
 // body or, with format=command, the command hook's envelope. A refusal is
@@ -34,7 +26,7 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 		return refuse(codeMalformedJSON, "reading the hook input: "+err.Error())
 	}
 	res := s.svc.HandleHook(r.Context(), r.PathValue("agent"), r.URL.Query().Get("event"), body)
-	if res.Status != http.StatusOK {
+	if res.Refused() {
 		msg := res.Code
 		if res.Err != nil {
 			msg = res.Err.Error()
@@ -61,7 +53,7 @@ func (s *Server) hookSession(w http.ResponseWriter, r *http.Request) error {
 	agent, ended, chain, ok := s.svc.HookSession(name, id)
 	switch {
 	case !ok:
-		return refuse("hook.unknown_session", "no session "+id+" of "+name)
+		return refuse(string(service.CodeHookUnknownSession), "no session "+id+" of "+name)
 	case ended == nil:
 		writeJSON(w, http.StatusOK, api.HookSession{Agent: agent, SessionID: id, State: "open", ChainID: chain.String()})
 	default:

@@ -200,3 +200,36 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestHooks_AmbiguousToolInputIsRefusedBeforeAnything: a tool input JSON
+// readers could read differently (an unpaired surrogate escape, a key
+// twice) is refused where the sidecar reads the hook input, before any
+// session is opened or record appended: 400 ambiguous_json over the HTTP
+// hook route, and a block through the command hook, which only peeks at
+// its input and reports the sidecar's refusal.
+func TestHooks_AmbiguousToolInputIsRefusedBeforeAnything(t *testing.T) {
+	e := sharedEnv(t)
+	ws := t.TempDir()
+	for name, input := range map[string]string{
+		"unpaired surrogate": `{"command":"echo \ud800"}`,
+		"key twice":          `{"command":"ls","command":"rm -rf /"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := func(id string) []byte {
+				return []byte(`{"session_id":"ambiguous-` + uuid.NewString() + `","cwd":` + quote(ws) + `,"hook_event_name":"PreToolUse","tool_name":"Bash",` +
+					`"tool_input":` + input + `,"tool_use_id":"` + id + `"}`)
+			}
+			before := e.records()
+			status, body := e.agentPost(t, "/v1/hooks/claude?format=command", in("toolu_1"))
+			require.Equal(t, http.StatusBadRequest, status, string(body))
+			require.Equal(t, "ambiguous_json", errorCode(t, body))
+
+			var out, errs bytes.Buffer
+			exit := hookclient.Run(context.Background(), hookclient.Options{Agent: agents.Claude, URL: e.http.URL, Token: testAgentToken},
+				bytes.NewReader(in("toolu_2")), &out, &errs)
+			require.Equal(t, 2, exit, "the command hook blocks: %s", errs.String())
+			require.Contains(t, errs.String(), "ambiguous_json")
+			require.Equal(t, before, e.records(), "nothing is appended for an input that cannot be read one way")
+		})
+	}
+}

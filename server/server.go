@@ -235,9 +235,14 @@ func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		r.Body = http.MaxBytesReader(sw, r.Body, limit)
-		var err error
-		if err = s.checkRole(rt, r); err == nil {
+		if n := r.ContentLength; n < 0 || n > limit {
+			// NB: a body announced within the limit is cut at its length by
+			// net/http already; the others read through the reader that
+			// stops at the limit (and are refused by the handler's read).
+			r.Body = http.MaxBytesReader(sw, r.Body, limit)
+		}
+		err := s.checkRole(rt, r)
+		if err == nil {
 			if rt.role == roleOperator {
 				// Only the operator's routes record who changed something
 				// (actorOf); the others keep the request as it came.

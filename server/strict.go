@@ -110,19 +110,19 @@ const maxStrictDepth = 1000
 
 // strictReader walks one JSON document. keys holds the keys of the
 // objects open on the path (each object's from its mark), to find a
-// repeated key without a map.
+// repeated key without a map; path the keys leading to the value being
+// read (for messages). The first ones live in the reader itself, so a
+// small body needs no allocation (a slice over an array of the reader
+// would move it to the heap).
 type strictReader struct {
 	b    []byte
 	i    int
-	keys [][]byte
-	path [][]byte
+	keys stack[[32][]byte]
+	path stack[[16][]byte]
 	// unknown is the first key no field names: reported once the whole
 	// document is read, unless it also turns out ambiguous (which says
 	// more).
 	unknown error
-	// scratch holds the first keys, so a small body needs no allocation.
-	scratch [32][]byte
-	pscr    [16][]byte
 }
 
 // checkStrict reads body against the shape of dst's type: nil, or a
@@ -134,8 +134,6 @@ func checkStrict(body []byte, s *shape) error {
 		return refuse(codeAmbiguousJSON, "body: not valid UTF-8")
 	}
 	r := strictReader{b: body}
-	r.keys = r.scratch[:0]
-	r.path = r.pscr[:0]
 	r.ws()
 	if err := r.value(s, 0); err != nil {
 		return err
@@ -342,8 +340,8 @@ func (r *strictReader) array(s *shape, depth int) error {
 
 func (r *strictReader) object(s *shape, depth int) error {
 	r.i++
-	mark := len(r.keys)
-	defer func() { r.keys = r.keys[:mark] }()
+	mark := r.keys.n
+	defer r.keys.truncate(mark)
 	r.ws()
 	if r.i < len(r.b) && r.b[r.i] == '}' {
 		r.i++
@@ -366,12 +364,12 @@ func (r *strictReader) object(s *shape, depth int) error {
 			}
 			key = []byte(k)
 		}
-		for _, seen := range r.keys[mark:] {
-			if string(seen) == string(key) {
+		for i := mark; i < r.keys.n; i++ {
+			if string(r.keys.at(i)) == string(key) {
 				return refuse(codeAmbiguousJSON, fmt.Sprintf("%s: appears twice", r.where(key)))
 			}
 		}
-		r.keys = append(r.keys, key)
+		r.keys.push(key)
 		member := freeShape
 		switch {
 		case s == nil || s.free:
@@ -390,9 +388,9 @@ func (r *strictReader) object(s *shape, depth int) error {
 		}
 		r.i++
 		r.ws()
-		r.path = append(r.path, key)
+		r.path.push(key)
 		err = r.value(member, depth+1)
-		r.path = r.path[:len(r.path)-1]
+		r.path.truncate(r.path.n - 1)
 		if err != nil {
 			return err
 		}
@@ -416,13 +414,46 @@ func (r *strictReader) object(s *shape, depth int) error {
 func (r *strictReader) where(key []byte) string {
 	var b strings.Builder
 	b.WriteString("body")
-	for _, p := range r.path {
+	for i := 0; i < r.path.n; i++ {
 		b.WriteByte('.')
-		b.Write(p)
+		b.Write(r.path.at(i))
 	}
 	if key != nil {
 		b.WriteByte('.')
 		b.Write(key)
 	}
 	return b.String()
+}
+
+// stack is a stack of byte strings whose first len(A) entries are held in
+// A itself (A is an array type: [N][]byte).
+type stack[A interface{ ~[32][]byte | ~[16][]byte }] struct {
+	first A
+	more  [][]byte
+	n     int
+}
+
+func (s *stack[A]) push(b []byte) {
+	if s.n < len(s.first) {
+		s.first[s.n] = b
+	} else {
+		s.more = append(s.more, b)
+	}
+	s.n++
+}
+
+func (s *stack[A]) at(i int) []byte {
+	if i < len(s.first) {
+		return s.first[i]
+	}
+	return s.more[i-len(s.first)]
+}
+
+func (s *stack[A]) truncate(n int) {
+	s.n = n
+	if over := n - len(s.first); over >= 0 {
+		s.more = s.more[:over]
+	} else {
+		s.more = s.more[:0]
+	}
 }

@@ -67,15 +67,20 @@ func (s *Service) certifyHook(ctx context.Context, b governance.ClosedTaskBounda
 	return c.Certificate, nil
 }
 
-// HookRefusalStatus is the HTTP status of every code a hook event is
-// refused with (hooks.RefusalStatus), for the server's code list.
-func HookRefusalStatus() map[string]int {
-	out := make(map[string]int, len(hooks.RefusalStatus))
-	for code, status := range hooks.RefusalStatus {
-		out[code] = status
-	}
-	return out
-}
+// The codes a hook event is refused with (package hooks), for the
+// server's one code list.
+const (
+	CodeHookUnknownAgent   Code = hooks.CodeUnknownAgent
+	CodeHookMissingField   Code = hooks.CodeMissingField
+	CodeHookUntranslatable Code = hooks.CodeUntranslatable
+	CodeHookNoPendingCall  Code = hooks.CodeNoPendingCall
+	CodeHookPermitRefused  Code = hooks.CodePermitRefused
+	CodeHookUnknownSession Code = hooks.CodeUnknownSession
+	CodeHookTaskOpenFailed Code = hooks.CodeTaskOpenFailed
+	CodeHookAuthorizeFail  Code = hooks.CodeAuthorizeFail
+	CodeHookCompleteFail   Code = hooks.CodeCompleteFail
+	CodeHookTaskCloseFail  Code = hooks.CodeTaskCloseFail
+)
 
 // chainHeadHash is a chain's head hash, for the hook session's notice.
 func (s *Service) chainHeadHash(ctx context.Context, chain uuid.UUID) (string, error) {

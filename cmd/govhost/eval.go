@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/govhost/govhost"
@@ -21,7 +19,6 @@ import (
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/pathfacts"
 	"github.com/govhost/govhost/plugins/builtin"
-	"github.com/govhost/govhost/policy/policyfile"
 )
 
 // evalRequest is one line of eval's input.
@@ -115,10 +112,14 @@ func runEval(ctx context.Context, gateRef, config, policyFile, cacheDir, workspa
 }
 
 // evalSnapshot builds the bindings to run: the policy file's, or one hard
-// binding of the single gate to every tool.
+// binding of the single gate to every tool (config is JSON, or @file).
 func evalSnapshot(gates *govhost.Gates, gateRef, config, policyFile string) (governance.PolicySnapshot, error) {
 	if policyFile != "" {
-		return policyfile.LoadFile(policyFile, gates.Resolver(filepath.Dir(policyFile)))
+		f, err := govhost.ReadPolicyFile(policyFile)
+		if err != nil {
+			return governance.PolicySnapshot{}, err
+		}
+		return f.Snapshot, gates.Hold(f)
 	}
 	raw := []byte(config)
 	if strings.HasPrefix(config, "@") {
@@ -127,28 +128,9 @@ func evalSnapshot(gates *govhost.Gates, gateRef, config, policyFile string) (gov
 			return governance.PolicySnapshot{}, err
 		}
 	}
-	canon, err := policyfile.GateConfig(gateRef, raw)
-	if err != nil {
-		return governance.PolicySnapshot{}, fmt.Errorf("--config: %w", err)
-	}
 	cwd, _ := os.Getwd()
-	digest, err := gates.Resolver(cwd)(gateRef)
-	if err != nil {
-		return governance.PolicySnapshot{}, err
-	}
-	name := strings.TrimSuffix(filepath.Base(gateRef), ".wasm")
-	b, err := governance.NewExecutableGateBinding(governance.GateBindingSpec{
-		GateID: name, AdapterID: govhost.AdapterWasm, Level: governance.LevelHard, ToolIDs: []string{"*"},
-		ModuleDigest: digest, Config: canon,
-	})
-	if err != nil {
-		return governance.PolicySnapshot{}, err
-	}
-	return governance.NewPolicySnapshot(evalPolicyID, "eval", []governance.ExecutableGateBinding{b})
+	return gates.OneGatePolicy(gateRef, raw, cwd)
 }
-
-// evalPolicyID names the one-gate policy eval builds; it is never stored.
-var evalPolicyID = uuid.MustParse("00000000-0000-4000-8000-00000000e7a1")
 
 func evalLines(ctx context.Context, gates *govhost.Gates, snap governance.PolicySnapshot, everyTool bool, workspace string, stdin io.Reader, stdout io.Writer) error {
 	cwd, _ := os.Getwd()

@@ -22,9 +22,9 @@ func TestPythonClient(t *testing.T) {
 		t.Skip("python3 not installed: the Python client's tests need it")
 	}
 	data := filepath.Join(t.TempDir(), "data")
-	// The client's tests and example speak LionAGI's tool names (reader,
-	// bash) and expect its safe preset's escalations: they run under that
-	// policy, not the default coding-agent policy.
+	// The client's tests speak LionAGI's tool names (reader, bash) and
+	// expect its safe preset's escalations: they run under that policy, not
+	// the default coding-agent policy.
 	policyFile := filepath.Join(t.TempDir(), "lionagi-safe.json")
 	require.NoError(t, os.WriteFile(policyFile, []byte(`{"policy_id": "6f1c2d3e-4b5a-4c6d-8e7f-000000000001", "version": "default-1", "gates": [
   {"gate_id": "destructive", "module": "destructive", "level": "hard", "order": 10, "tool_ids": ["bash"]},
@@ -41,13 +41,17 @@ func TestPythonClient(t *testing.T) {
 	require.Contains(t, string(out), "OK")
 	require.NotContains(t, string(out), "skipped", "the tests ran against the server")
 
-	cmd = exec.Command(python, filepath.Join(pkg, "examples", "agent_loop.py"), s.url, data)
-	cmd.Env = append(env, "GOVHOST_EXAMPLE_APPROVE=1")
+	// The example is what a user runs against `make run`: a serve under
+	// the default coding-agent policy, whose tool names it speaks.
+	exampleData := filepath.Join(t.TempDir(), "data")
+	d := startServe(t, exampleData)
+	cmd = exec.Command(python, filepath.Join(pkg, "examples", "agent_loop.py"), d.url, exampleData)
+	cmd.Env = append(os.Environ(), "GOVHOST_URL="+d.url, "GOVHOST_DATA="+exampleData, "PYTHONDONTWRITEBYTECODE=1", "GOVHOST_EXAMPLE_APPROVE=1")
 	cmd.Dir = "../.."
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	text := string(out)
-	require.Contains(t, text, "allow  reader")
+	require.Contains(t, text, `allow  read {"path": "README.md"}`)
 	require.Contains(t, text, "deny   bash")
 	require.Contains(t, text, "destructive.rm_recursive_force")
 	require.Contains(t, text, "hello from a governed shell")

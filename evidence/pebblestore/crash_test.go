@@ -106,8 +106,20 @@ func TestStore_Crash(t *testing.T) {
 		require.NoError(t, err)
 		rounds = n
 	}
+	crashRounds(t, 8, rounds)
+}
+
+// TestStore_Crash_GroupCommit is TestStore_Crash with 64 appenders, one
+// per chain, as 64 governed tasks: most WAL syncs carry the batches of
+// many chains (group commit), and a kill lands between a group's write
+// and its sync, or during the sync, as often as anywhere else.
+func TestStore_Crash_GroupCommit(t *testing.T) {
+	crashRounds(t, groupAppenders, 12)
+}
+
+func crashRounds(t *testing.T, appenders, rounds int) {
 	dir := t.TempDir()
-	chains := make([]string, 8)
+	chains := make([]string, appenders)
 	for i := range chains {
 		chains[i] = uuid.NewString()
 	}
@@ -124,7 +136,7 @@ func TestStore_Crash(t *testing.T) {
 		inChild, inVerify = inChild+t1.Sub(t0), inVerify+time.Since(t1)
 	}
 	t.Logf("time in child rounds %v, in verification %v", inChild, inVerify)
-	t.Logf("%d rounds, %d acknowledged appends, all present after every kill", rounds, total)
+	t.Logf("%d appenders, %d rounds, %d acknowledged appends, all present after every kill", appenders, rounds, total)
 }
 
 // crashRound runs the child and kills it; it returns how many acks it read.

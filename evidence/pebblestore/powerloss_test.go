@@ -20,7 +20,15 @@ import (
 // writers append, keeping only synced data (and random parts of unsynced
 // data): a SIGKILL keeps the OS page cache, a power cut does not. Every
 // record acknowledged before the image is in it, and every chain verifies.
-func TestStore_PowerLoss(t *testing.T) {
+func TestStore_PowerLoss(t *testing.T) { powerLoss(t, 8, 200) }
+
+// TestStore_PowerLoss_GroupCommit: the same with 64 writers (64 governed
+// tasks), each appending batches of one to five records, so that WAL syncs
+// carry many chains' batches at once: the images fall between a group's
+// write and its sync as well as anywhere else.
+func TestStore_PowerLoss_GroupCommit(t *testing.T) { powerLoss(t, groupAppenders, 40) }
+
+func powerLoss(t *testing.T, writers, perWriter int) {
 	ctx := context.Background()
 	mem := vfs.NewCrashableMem()
 	s, err := Open("db", Options{FS: mem, BallastSize: 64 << 10})
@@ -32,22 +40,28 @@ func TestStore_PowerLoss(t *testing.T) {
 	var stop atomic.Bool
 	var total atomic.Int64
 	var wg sync.WaitGroup
-	for range 8 {
+	for w := range writers {
 		chain := uuid.New()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			head := governance.EmptyHead
-			for n := 0; n < 200 && !stop.Load(); n++ {
-				r := storetest.Next(t, head, chain)
-				if _, err := s.Append(ctx, r); err != nil {
+			for n := 0; n < perWriter && !stop.Load(); {
+				// The 8-writer run appends one record at a time; with more
+				// writers, batches of 1-5 records (a call's shape).
+				batch := make([]governance.EvidenceRecord, 1+(n+w)%5*btoi(writers > 8))
+				for i := range batch {
+					batch[i] = storetest.Next(t, head, chain)
+					head = batch[i].Head()
+				}
+				if _, err := s.AppendBatch(ctx, batch); err != nil {
 					panic(err)
 				}
 				mu.Lock()
-				acked[chain] = append(acked[chain], r)
+				acked[chain] = append(acked[chain], batch...)
 				mu.Unlock()
-				total.Add(1)
-				head = r.Head()
+				total.Add(int64(len(batch)))
+				n += len(batch)
 			}
 		}()
 	}
@@ -55,7 +69,7 @@ func TestStore_PowerLoss(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 42))
 	for i := range 30 {
 		// Spread the images over the run: one per ~50 appends.
-		for total.Load() < int64(i*50) && total.Load() < 8*200 {
+		for total.Load() < int64(i*writers*perWriter/30) && total.Load() < int64(writers*perWriter) {
 			time.Sleep(100 * time.Microsecond)
 		}
 		mu.Lock()

@@ -4,8 +4,8 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -14,25 +14,32 @@ import (
 
 const module = "github.com/govhost/govhost"
 
-// packageImports maps each package directory (relative to the module root)
-// to the imports of its non-test Go files.
-func packageImports(t *testing.T) map[string]map[string]bool {
+// pkg is one package of the module as the walk found it: the imports of
+// its non-test files and of its test files (build constraints ignored, so
+// the wasip1 mains count too).
+type pkg struct {
+	imports, testImports map[string]bool
+}
+
+// packages walks the module and returns its packages by folder ("." for
+// the root), skipping testdata, hidden folders and build outputs.
+func packages(t *testing.T) map[string]*pkg {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	out := map[string]map[string]bool{}
+	out := map[string]*pkg{}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin" || name == "node_modules") {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
@@ -40,119 +47,203 @@ func packageImports(t *testing.T) map[string]map[string]bool {
 			return err
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		if out[rel] == nil {
-			out[rel] = map[string]bool{}
+		rel = filepath.ToSlash(rel)
+		p := out[rel]
+		if p == nil {
+			p = &pkg{imports: map[string]bool{}, testImports: map[string]bool{}}
+			out[rel] = p
+		}
+		into := p.imports
+		if strings.HasSuffix(path, "_test.go") {
+			into = p.testImports
 		}
 		for _, imp := range f.Imports {
-			out[rel][strings.Trim(imp.Path.Value, `"`)] = true
+			into[strings.Trim(imp.Path.Value, `"`)] = true
 		}
 		return nil
 	})
 	require.NoError(t, err)
+	// A folder of tests alone is no package of the tree's rooms.
+	for dir, p := range out {
+		if len(p.imports) == 0 && !hasGoFiles(t, filepath.Join(root, dir)) {
+			delete(out, dir)
+		}
+	}
+	require.Contains(t, out, "governance", "the walk must see every room")
+	require.True(t, out["controller"].imports[module+"/governance"], "the walk reads real imports")
 	return out
 }
 
-func within(dir, room string) bool {
-	return dir == room || strings.HasPrefix(dir, room+string(os.PathSeparator))
+// hasGoFiles reports whether dir holds a non-test Go file.
+func hasGoFiles(t *testing.T, dir string) bool {
+	t.Helper()
+	entries, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	for _, e := range entries {
+		if !strings.HasSuffix(e, "_test.go") {
+			return true
+		}
+	}
+	return false
 }
 
-// TestImports_FollowTheRooms encodes DESIGN.md's arrows: governance and abi
-// import nothing of ours; evidence and policy only governance; only host
-// touches wazero or extism; only the Pebble stores touch pebble and only
-// the PostgreSQL stores (with internal/pgdb, internal/pgtest) pgx; the
-// controller never imports host; the SDK and plugins only abi and sdk.
+// ours returns the folder of one of our packages ("." for the root).
+func ours(imp string) (string, bool) {
+	if imp == module {
+		return ".", true
+	}
+	if rest, ok := strings.CutPrefix(imp, module+"/"); ok {
+		return rest, true
+	}
+	return "", false
+}
+
+// matches reports whether dir is pattern, or below it for "x/...";
+// "..." matches everything.
+func matches(dir, pattern string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return dir == base || strings.HasPrefix(dir, base+"/")
+	}
+	return dir == pattern
+}
+
+func matchesAny(dir string, patterns []string) bool {
+	for _, p := range patterns {
+		if matches(dir, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func sorted[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestRooms_EveryPackageHasARow: every package of the module has its row
+// in rooms (DESIGN.md's table), and every row but a planned one names a
+// package that exists.
+func TestRooms_EveryPackageHasARow(t *testing.T) {
+	pkgs := packages(t)
+	for _, dir := range sorted(pkgs) {
+		_, ok := rooms[dir]
+		require.True(t, ok, "package %s has no row in rooms (internal/lint/rooms_test.go): give it its room as DESIGN.md does", dir)
+	}
+	for _, dir := range sorted(rooms) {
+		if rooms[dir].planned {
+			continue
+		}
+		require.Contains(t, pkgs, dir, "rooms has a row for %s, which is no package of the tree: drop the row (or mark it planned)", dir)
+	}
+}
+
+// TestImports_FollowTheRooms: every import of ours in a non-test file is in
+// its package's row, as an allowed arrow or a "today" one.
 func TestImports_FollowTheRooms(t *testing.T) {
-	ours := func(imp string) (string, bool) {
-		if imp == module {
-			return ".", true
-		}
-		if strings.HasPrefix(imp, module+"/") {
-			return filepath.FromSlash(strings.TrimPrefix(imp, module+"/")), true
-		}
-		return "", false
-	}
-	allowed := map[string][]string{
-		"governance": {},
-		"abi":        {},
-		"evidence":   {"governance", "evidence", filepath.Join("internal", "pgdb")},
-		// policy/policyfile's templates and the default profiles name abi's
-		// operations and tool ids.
-		"policy":     {"governance", "abi", "policy", filepath.Join("internal", "pgdb")},
-		"sdk":        {"abi", "sdk"},
-		"plugins":    {"abi", "sdk", "plugins"},
-		"certify":    {"governance", "evidence", "checkpoint", "certify"},
-		"checkpoint": {"checkpoint"},
-		"controller": {"governance", "evidence", "policy", "abi", "certify", "controller"},
-		"host":       {"abi", "governance", "host"},
-		// agents is pure translation: its own Request, no controller;
-		// hooks maps it onto controller.Call and has no router of its own;
-		// the command hook links only agents and the wire vocabulary.
-		"agents":      {"governance", "abi", "agents"},
-		"hooks":       {"agents", "controller", "governance", "abi", "pathfacts", "hooks"},
-		"hookclient":  {"agents", "api", "hookclient"},
-		"hookinstall": {"agents", "hookinstall"},
-		// The sidecar: service over the engine; server over service; the
-		// wire vocabulary and the Go client stay light (no engine).
-		// service has its own types and no HTTP vocabulary (no api).
-		"service": {".", "governance", "evidence", "policy", "controller", "abi", "pathfacts", filepath.Join("plugins", "builtin"), "agents", "hooks", "certify", "service"},
-		// server reaches hooks only through service (controller: the
-		// governed call a wire request maps onto, the broker's event type it
-		// streams); server/wire is the one mapping of service's answers onto
-		// the wire bodies.
-		"server":                        {"governance", "controller", "abi", "service", "server", "api", filepath.Join("internal", "bearer"), filepath.Join("internal", "sse")},
-		filepath.Join("server", "wire"): {"service", "api", "governance", "controller", "abi"},
-		// The web console: the service's operations, the wire vocabulary and
-		// its mapping (static files need nothing else), and the event-stream
-		// writer.
-		"console":                         {"service", "api", filepath.Join("server", "wire"), "governance", filepath.Join("internal", "sse"), "console"},
-		"api":                             {"governance"},
-		filepath.Join("server", "client"): {"governance", "api"},
-		// The MCP proxy: the embedded assembly (root package) or the
-		// sidecar's client.
-		"mcp": {".", "controller", "governance", "evidence", "policy", "pathfacts", "host", "abi", "api", filepath.Join("server", "client"), filepath.Join("internal", "bearer"), "mcp"},
-		// The bearer-token check both listeners make.
-		filepath.Join("internal", "bearer"): {},
-		// The server-sent event loop the API and the console share.
-		filepath.Join("internal", "sse"): {},
-	}
-	pkgs := packageImports(t)
-	for _, must := range []string{"governance", "evidence", "controller", "host", "abi"} {
-		require.Contains(t, pkgs, must, "the walk must see every room")
-	}
-	require.True(t, pkgs["controller"][module+"/governance"], "the walk reads real imports")
-	for dir, imports := range pkgs {
-		for imp := range imports {
-			if strings.Contains(imp, "tetratelabs/wazero") || strings.Contains(imp, "extism/go-sdk") {
-				require.True(t, within(dir, "host") || within(dir, "cmd"), "%s imports %s: only host runs Wasm", dir, imp)
-			}
-			if within(dir, "agents") {
-				for _, io := range []string{"os", "os/exec", "net", "net/http", "io/fs", "io/ioutil", "syscall"} {
-					require.NotEqual(t, io, imp, "%s imports %s: agents/ is pure translation, no I/O", dir, imp)
-				}
-			}
-			if strings.Contains(imp, "cockroachdb/pebble") {
-				require.True(t, within(dir, filepath.Join("evidence", "pebblestore")) || within(dir, "policy") || within(dir, "cmd") || dir == ".",
-					"%s imports %s: only the Pebble stores and the assembly touch Pebble", dir, imp)
-			}
-			if strings.Contains(imp, "jackc/pgx") {
-				require.True(t, within(dir, filepath.Join("evidence", "pgstore")) || within(dir, filepath.Join("policy", "pgstore")) ||
-					within(dir, filepath.Join("internal", "pgdb")) || within(dir, filepath.Join("internal", "pgtest")) || within(dir, "cmd") || dir == ".",
-					"%s imports %s: only the PostgreSQL stores and their plumbing touch pgx", dir, imp)
-			}
+	pkgs := packages(t)
+	for _, dir := range sorted(pkgs) {
+		r := rooms[dir]
+		for _, imp := range sorted(pkgs[dir].imports) {
 			target, isOurs := ours(imp)
 			if !isOurs {
 				continue
 			}
-			for room, may := range allowed {
-				if !within(dir, room) {
-					continue
-				}
-				ok := false
-				for _, m := range may {
-					ok = ok || within(target, m)
-				}
-				require.True(t, ok, "%s (room %s) may not import %s", dir, room, imp)
+			ok := matchesAny(target, r.may)
+			for _, a := range r.today {
+				ok = ok || matches(target, a.to)
 			}
+			require.True(t, ok, "%s may not import %s (DESIGN.md's rooms: arrows point down, never sideways)", dir, imp)
+		}
+	}
+}
+
+// TestRooms_TodayArrowsStillExist: a "today" arrow names an import the
+// code still has; once the step that removes it lands, its entry goes.
+func TestRooms_TodayArrowsStillExist(t *testing.T) {
+	pkgs := packages(t)
+	for _, dir := range sorted(rooms) {
+		for _, a := range rooms[dir].today {
+			found := false
+			if p := pkgs[dir]; p != nil {
+				for imp := range p.imports {
+					if target, isOurs := ours(imp); isOurs && matches(target, a.to) {
+						found = true
+					}
+				}
+			}
+			require.True(t, found, "%s no longer imports %s (%s): drop the today arrow from its row", dir, a.to, a.step)
+		}
+	}
+	for _, dir := range sorted(noHTTP) {
+		for _, a := range noHTTP[dir] {
+			require.True(t, pkgs[dir] != nil && pkgs[dir].imports[a.to], "%s no longer imports %s (%s): drop the today entry", dir, a.to, a.step)
+		}
+	}
+}
+
+// TestImports_TestSupportOnlyInTests: fixtures, conformance suites and
+// fault injection are imported by tests only.
+func TestImports_TestSupportOnlyInTests(t *testing.T) {
+	pkgs := packages(t)
+	for _, dir := range sorted(pkgs) {
+		for imp := range pkgs[dir].imports {
+			if target, isOurs := ours(imp); isOurs && rooms[target].testOnly {
+				require.Fail(t, "test support in shipped code", "%s imports %s, which only tests may import", dir, imp)
+			}
+		}
+	}
+}
+
+// TestImports_ThirdPartyWhereItIsThePoint: a third-party module is
+// imported only by the rooms it is the point of (only host runs Wasm, only
+// the Pebble stores and the assembly touch Pebble, ...).
+func TestImports_ThirdPartyWhereItIsThePoint(t *testing.T) {
+	pkgs := packages(t)
+	for _, dir := range sorted(pkgs) {
+		for _, imp := range sorted(pkgs[dir].imports) {
+			if _, isOurs := ours(imp); isOurs || !strings.Contains(strings.Split(imp, "/")[0], ".") {
+				continue // ours, or the standard library
+			}
+			known := false
+			for mod, who := range thirdParty {
+				if imp == mod || strings.HasPrefix(imp, mod+"/") {
+					known = true
+					require.True(t, matchesAny(dir, who), "%s imports %s: only %v may", dir, imp, who)
+				}
+			}
+			require.True(t, known, "%s imports %s, a third-party module no room has as its point: add it to thirdParty with the rooms that need it", dir, imp)
+		}
+	}
+}
+
+// TestImports_NoIOAndNoHTTPWhereDesigned: vocabularies and agents' pure
+// translation touch no files, processes or network; the engine-level
+// packages know nothing of HTTP.
+func TestImports_NoIOAndNoHTTPWhereDesigned(t *testing.T) {
+	pkgs := packages(t)
+	for _, dir := range noIO {
+		for _, io := range []string{"os", "os/exec", "net", "net/http", "io/fs", "io/ioutil", "syscall"} {
+			require.False(t, pkgs[dir].imports[io], "%s imports %s: it is pure translation or vocabulary, no I/O", dir, io)
+		}
+	}
+	for _, dir := range sorted(noHTTP) {
+		for imp := range pkgs[dir].imports {
+			if imp != "net/http" && !strings.HasPrefix(imp, "net/http/") {
+				continue
+			}
+			today := false
+			for _, a := range noHTTP[dir] {
+				today = today || a.to == imp
+			}
+			require.True(t, today, "%s imports %s: it knows nothing of HTTP (the edge is server)", dir, imp)
 		}
 	}
 }

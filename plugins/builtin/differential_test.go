@@ -11,13 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
-	"github.com/govhost/govhost/plugins/destructive"
-	"github.com/govhost/govhost/plugins/duties"
 	"github.com/govhost/govhost/plugins/internal/gatetable"
 	"github.com/govhost/govhost/plugins/pathguard"
 	"github.com/govhost/govhost/plugins/permission"
@@ -30,7 +27,9 @@ import (
 // input after the same wire round trip the module sees (abi.AppendGateInput
 // then abi.DecodeGateInput), so invalid UTF-8 is replaced alike. CI runs
 // each target briefly (.ci/run); a switch of a gate to a new module ran its
-// target for at least ten minutes first (docs/gates-builtin.md).
+// target for at least ten minutes first (docs/gates-builtin.md). A gate
+// whose Go code is retired has no target left (destructive and duties:
+// their promises are checked on the module, destructive_strict_test.go).
 
 // goGate is a Go implementation: nil evaluate and an error for a refused
 // configuration.
@@ -203,49 +202,6 @@ func utf16Pair(r rune) (rune, rune) {
 	return 0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff
 }
 
-var destructiveDiff = &differ{name: "destructive", native: func(config []byte) (func(abi.GateInput) abi.GateOutput, error) {
-	g, err := destructive.New(config)
-	if err != nil {
-		return nil, err
-	}
-	return g.Evaluate, nil
-}}
-
-// FuzzDifferential_Destructive: the destructive module against
-// plugins/destructive. raw, when it is valid JSON and mode is odd, is the
-// whole arguments document; otherwise cmd is spelled by commandArguments.
-func FuzzDifferential_Destructive(f *testing.F) {
-	seedTable(f, "destructive", func(c gatetable.Case) {
-		f.Add([]byte(c.Config), c.Input.Tool, []byte(c.Input.Arguments), "", uint8(1))
-	})
-	for i, s := range []string{
-		"rm -rf /", "rm -fr x", "git push origin +main", "git -C x push -f", "drop/**/table t", "DROP TEMPORARY TABLE x",
-		"truncate -- \n table", "echo x >| /dev/nvme0n1", "tee /dev//sda", "dd of=/dev/./sdb if=x", "mkfs.ext4 /dev/sda1",
-		"ſudo rm -\u212aRF", "r'm' -r\"f\" x", "a;rm\n-rf b", "\x00\xff\xfe rm -rf", "git clean -xdf", "newfs_msdos",
-		"echo > /dev/mapper/x", "`rm -rf x`", "$(git reset --hard)", "drop /* x", "mkswap", "git --git-dir x reset --h",
-	} {
-		f.Add([]byte(nil), "bash", []byte(nil), s, uint8(i*2))
-	}
-	for _, raw := range []string{`null`, `[]`, `{}`, `{"command":5}`, `{"command":null}`, `"x"`, `{"command":"x","command":1}`,
-		`{"comm\u0061nd":"git push -f"}`, `{"command":"\ud800\udc00 rm -rf \udc00"}`, `{"a":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
-		`{"command":"ls","a":` + strings.Repeat(`[{"b":`, 4990) + `1` + strings.Repeat(`}]`, 4990) + `}`} {
-		f.Add([]byte(`{}`), "", []byte(raw), "", uint8(1))
-	}
-	f.Add([]byte(`{"x":1}`), "bash", []byte(nil), "ls", uint8(0))
-	f.Add([]byte(`[]`), "bash", []byte(nil), "ls", uint8(0))
-	f.Add([]byte(`null`), "bash", []byte(nil), "ls", uint8(0))
-	f.Fuzz(func(t *testing.T, config []byte, tool string, raw []byte, cmd string, mode uint8) {
-		args := raw
-		if mode%2 == 0 || !abi.ValidJSON(raw) {
-			args = commandArguments(cmd, mode/2)
-		}
-		if !utf8.ValidString(tool) && mode%4 == 1 {
-			tool = strings.ToValidUTF8(tool, "?")
-		}
-		destructiveDiff.check(t, config, abi.GateInput{Tool: tool, Arguments: args})
-	})
-}
-
 var pathguardDiff = &differ{name: "pathguard", native: func(config []byte) (func(abi.GateInput) abi.GateOutput, error) {
 	g, err := pathguard.New(config)
 	if err != nil {
@@ -294,62 +250,6 @@ func FuzzDifferential_Pathguard(f *testing.F) {
 			}
 		}
 		pathguardDiff.check(t, config, in)
-	})
-}
-
-var dutiesDiff = &differ{name: "duties", native: func(config []byte) (func(abi.GateInput) abi.GateOutput, error) {
-	g, err := duties.New(config)
-	if err != nil {
-		return nil, err
-	}
-	return g.Evaluate, nil
-}}
-
-// FuzzDifferential_Duties: the duties module against plugins/duties. The
-// history is "kind:id:duty" entries separated by ";"; flags&1 gives an
-// actor, flags&2 a history (else none: outside a task).
-func FuzzDifferential_Duties(f *testing.F) {
-	seedTable(f, "duties", func(c gatetable.Case) {
-		var kind, id, hist string
-		flags := uint8(0)
-		if a := c.Input.Context.Actor; a != nil {
-			kind, id, flags = a.Kind, a.ID, 1
-		}
-		if as := c.Input.Context.Assignments; as != nil {
-			flags |= 2
-			var parts []string
-			for _, a := range *as {
-				parts = append(parts, a.Actor.Kind+":"+a.Actor.ID+":"+a.Duty)
-			}
-			hist = strings.Join(parts, ";")
-		}
-		f.Add([]byte(c.Config), c.Input.Tool, kind, id, hist, flags)
-	})
-	for _, cfg := range []string{`{"Incompatible":{"merge":["write"]}}`, `{"incompatible":{"merge":["write"]},"INCOMPATIBLE":{"deploy":["merge"]}}`,
-		`{"incompatible":{"merge":["write"]},"incompatible":null}`, `{"incompatible":{"merge":["write"],"merge":["patch"]}}`,
-		`{"incompatible":{"merge":[null]}}`, `{"incompatible":{"merge":"write"}}`, `{"incompatible":{"":["x"]}}`, `{"incompatible":{"x":["x"]}}`,
-		`{"incompatible":{}}`, `{}`, `[]`, `{"other":1}`, `{"incompatible":{"merge":["write","write","patch"]}}`} {
-		f.Add([]byte(cfg), "merge", "user", "ana", "user:ana:write;user:ana:patch;user:bo:write;agent:ana:write", uint8(3))
-	}
-	f.Fuzz(func(t *testing.T, config []byte, tool, kind, id, hist string, flags uint8) {
-		in := abi.GateInput{Tool: tool, Arguments: []byte(`{}`)}
-		if flags&1 != 0 {
-			in.Context.Actor = &abi.ActorRef{Kind: kind, ID: id}
-		}
-		if flags&2 != 0 {
-			list := []abi.Assignment{}
-			if hist != "" {
-				for _, e := range strings.Split(hist, ";") {
-					p := strings.SplitN(e, ":", 3)
-					for len(p) < 3 {
-						p = append(p, "")
-					}
-					list = append(list, abi.Assignment{Actor: abi.ActorRef{Kind: p[0], ID: p[1]}, Duty: p[2]})
-				}
-			}
-			in.Context.Assignments = &list
-		}
-		dutiesDiff.check(t, config, in)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
 	"testing"
 	"unicode"
 )
@@ -85,6 +86,20 @@ func pythonCaseTables(b *bytes.Buffer) {
 			}
 		}
 		runs = append(runs, run{r, r, d, 1})
+	}
+	// The runs must give back ToLower for every rune, read the way
+	// permission.rs's go_to_lower reads them: the first run whose hi is not
+	// below r, if it starts at or before r on its stride.
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		got := r
+		if i := sort.Search(len(runs), func(i int) bool { return runs[i].hi >= r }); i < len(runs) {
+			if x := runs[i]; x.lo <= r && (r-x.lo)%x.stride == 0 {
+				got = r + x.delta
+			}
+		}
+		if got != unicode.ToLower(r) {
+			panic(fmt.Sprintf("LOWER_RUNS: U+%04X lowers to U+%04X, Go says U+%04X", r, got, unicode.ToLower(r)))
+		}
 	}
 	fmt.Fprintf(b, "\n/// Go's unicode.ToLower above ASCII: (lo, hi, delta, stride) runs.\n")
 	fmt.Fprintf(b, "pub static LOWER_RUNS: [(u32, u32, i32, u32); %d] = [\n", len(runs))

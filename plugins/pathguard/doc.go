@@ -1,7 +1,12 @@
 // Package pathguard is the pure-Go logic of govhost's built-in path gate. It
 // decides on the host's path facts (abi.PathFact in GateInput.Paths, with
-// GateInput.Cwd, Tool and Operation) and never touches a filesystem, so the
-// same code runs natively and as a Wasm guest.
+// GateInput.Cwd, Tool and Operation) and never touches a filesystem.
+//
+// It is no longer what govhost runs: the embedded module is the Rust port
+// plugins/rust/pathguard.rs. This package is the reference that port is
+// held to (plugins/builtin's FuzzDifferential_Pathguard), and the host's
+// ResolveConfig, until both move (docs/gates-builtin.md); then it retires,
+// keeping README.md and testdata.
 //
 // One configuration schema, discriminated by "kind", covers the families it
 // replaces:

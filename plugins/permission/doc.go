@@ -6,9 +6,13 @@
 // SideEffectApprovalToolPermissionPolicy, the model-facing result texts).
 //
 // New decodes a JSON configuration once; Gate.Evaluate answers one
-// abi.GateInput with an abi.GateOutput. The package is pure Go with no
-// platform-specific code: it is tested natively, and the Wasm module is a
-// thin entry that calls New at configure time and Evaluate per request.
+// abi.GateInput with an abi.GateOutput.
+//
+// It is no longer what govhost runs: the embedded module is the Rust port
+// plugins/rust/permission.rs. This package is the reference that port is
+// held to (plugins/builtin's FuzzDifferential_Permission) until the last
+// tests that use it as in-process gate logic move to the module
+// (docs/gates-builtin.md); then it retires, keeping README.md and testdata.
 //
 // It does not own path containment (plugins/pathguard), destructive-command
 // detection (plugins/destructive), approval handling (the host's approval

@@ -1,4 +1,4 @@
-"""An agent loop governed by a running `govhost serve`.
+r"""An agent loop governed by a running `govhost serve`.
 
     make run                                   # in another terminal
     python3 clients/python/examples/agent_loop.py [URL] [DATA_DIR]
@@ -6,6 +6,17 @@
 A scripted "model" proposes tool calls; each runs only if govhost allows it.
 Denials are reported back to the model as the tool's answer, as an agent
 framework would. At the end the task is closed and its certificate minted.
+
+The tools are named as govhost's default policy knows them ("read": read a
+file, "bash": run a command), so under `make run` it prints:
+
+    allow  read {"path": "README.md"} -> "# govhost\n\ngovhost decides whether ..."
+    deny   bash {"command": "rm -rf / --no-preserve-root"}: destructive.rm_recursive_force (permission denied: ...)
+    allow  bash {"command": "echo hello from a governed shell"} -> 'hello from a governed shell\n'
+
+(the default allows reads inside the task's workspace and read-only shell
+commands such as echo; a policy that sends bash to an approver gets the
+example's stand-in reviewer.)
 """
 
 import json
@@ -27,11 +38,11 @@ def bash(command):
     return subprocess.run(command, shell=True, capture_output=True, text=True, timeout=30).stdout[:200]
 
 
-TOOLS = {"reader": read_file, "bash": bash}
+TOOLS = {"read": read_file, "bash": bash}
 
 # What the "model" asks for, in order.
 PLAN = [
-    ("reader", {"path": "README.md"}),
+    ("read", {"path": "README.md"}),
     ("bash", {"command": "rm -rf / --no-preserve-root"}),
     ("bash", {"command": "echo hello from a governed shell"}),
 ]

@@ -286,6 +286,19 @@ func checkExactKeys(data []byte, what string, known []string) error {
 	if off, ok := findLoneSurrogate(data); ok {
 		return &ValidationError{Field: what, Reason: fmt.Sprintf("unpaired UTF-16 surrogate escape at byte %d", off)}
 	}
+	if known == nil {
+		if dup, found, ok := scanDuplicateKeys(data); ok {
+			if found {
+				return &ValidationError{Field: dup, Reason: "appears twice"}
+			}
+			return nil
+		}
+	}
+	return walkExactKeys(data, what, known)
+}
+
+// walkExactKeys is checkExactKeys' walk over the document's tokens.
+func walkExactKeys(data []byte, what string, known []string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	type frame struct {
 		object bool

@@ -37,6 +37,9 @@ func packages(t *testing.T) map[string]*pkg {
 			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin" || name == "node_modules") {
 				return filepath.SkipDir
 			}
+			if path == filepath.Join(root, "build") {
+				return filepath.SkipDir // build outputs (.gitignore), e.g. make scaffold-test's generated gate projects
+			}
 			return nil
 		}
 		if !strings.HasSuffix(path, ".go") {

@@ -43,7 +43,27 @@ func (s *Store) Append(ctx context.Context, r governance.EvidenceRecord) (govern
 // the WAL is a prefix on recovery, so a later record never survives
 // without an earlier one.
 func (s *Store) AppendBatch(ctx context.Context, records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
-	if ok, err := s.admit(ctx, records); !ok {
+	if err := evidence.CheckRecords(ctx, records); err != nil || len(records) == 0 {
+		return nil, err
+	}
+	return s.appendChecked(records)
+}
+
+// AppendSealed implements evidence.SealedAppender: AppendBatch for a batch
+// governance.SealRecords built, whose integrity check (evidence.CheckSealed)
+// recomputes every hash as CheckRecords does but reuses the builder's
+// canonical text of each unchanged payload instead of encoding it again.
+func (s *Store) AppendSealed(ctx context.Context, b *governance.SealedBatch) ([]governance.AppendReceipt, error) {
+	records := b.Records()
+	if err := evidence.CheckSealed(ctx, b); err != nil || len(records) == 0 {
+		return nil, err
+	}
+	return s.appendChecked(records)
+}
+
+// appendChecked is AppendBatch after the records' integrity check.
+func (s *Store) appendChecked(records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
+	if err := s.enterForAppend(); err != nil {
 		return nil, err
 	}
 	defer s.closeMu.RUnlock()
@@ -93,16 +113,25 @@ func (s *Store) admit(ctx context.Context, records []governance.EvidenceRecord) 
 	if err := evidence.CheckRecords(ctx, records); err != nil || len(records) == 0 {
 		return false, err
 	}
-	if err := s.enter(); err != nil {
+	if err := s.enterForAppend(); err != nil {
 		return false, err
+	}
+	return true, nil
+}
+
+// enterForAppend checks that the store is open and unfenced and has room on
+// disk; on success the caller holds the close lock and must RUnlock it.
+func (s *Store) enterForAppend() error {
+	if err := s.enter(); err != nil {
+		return err
 	}
 	if s.owned != nil {
 		if err := s.owned.ballast.check(); err != nil {
 			s.closeMu.RUnlock()
-			return false, err
+			return err
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // applyLocked runs the compare-and-append under the chain's lock and

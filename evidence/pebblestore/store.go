@@ -18,6 +18,7 @@ var (
 	_ evidence.Store            = (*Store)(nil)
 	_ evidence.BatchAppender    = (*Store)(nil)
 	_ evidence.UnsyncedAppender = (*Store)(nil)
+	_ evidence.SealedAppender   = (*Store)(nil)
 )
 
 // Store is a durable evidence.Store on Pebble. Every method is safe for

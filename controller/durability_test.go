@@ -105,7 +105,8 @@ func TestInvoke_PreCallRecordsOneBatch_ApproverSeesTheOperation(t *testing.T) {
 	e.requireVerifies()
 }
 
-// countingStore counts the synced and unsynced batches appended.
+// countingStore counts the synced (plain or sealed) and unsynced batches
+// appended.
 type countingStore struct {
 	*pebblestore.Store
 	batches, unsynced atomic.Int64
@@ -114,6 +115,11 @@ type countingStore struct {
 func (s *countingStore) AppendBatch(ctx context.Context, recs []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
 	s.batches.Add(1)
 	return s.Store.AppendBatch(ctx, recs)
+}
+
+func (s *countingStore) AppendSealed(ctx context.Context, b *governance.SealedBatch) ([]governance.AppendReceipt, error) {
+	s.batches.Add(1)
+	return s.Store.AppendSealed(ctx, b)
 }
 
 func (s *countingStore) AppendBatchUnsynced(ctx context.Context, recs []governance.EvidenceRecord) error {

@@ -91,7 +91,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return nil, &CanonicalError{Reason: "bytes are not approved (encode them first, e.g. as a digest)"}
 	case uuid.UUID:
 		dst = append(dst, '"')
-		dst = appendUUID(dst, x)
+		dst = AppendUUID(dst, x)
 		return append(dst, '"'), nil
 	case uuid.NullUUID:
 		if !x.Valid {

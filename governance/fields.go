@@ -137,7 +137,7 @@ func (f *Fields) appendCanonical(dst []byte) ([]byte, error) {
 			dst = strconv.AppendBool(dst, e.n != 0)
 		case fieldUUID:
 			dst = append(dst, '"')
-			dst = appendUUID(dst, e.id)
+			dst = AppendUUID(dst, e.id)
 			dst = append(dst, '"')
 		default:
 			dst, err = appendValue(dst, e.v)

@@ -152,7 +152,7 @@ func appendChainInputOf[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, payl
 func appendChainInputHead[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, payloadDigest T) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"chain_id":"`...)
-	dst = appendUUID(dst, r.ChainID)
+	dst = AppendUUID(dst, r.ChainID)
 	dst = append(dst, `","created_at":"`...)
 	dst = AppendTime(dst, r.CreatedAt)
 	dst = append(dst, `","hash_algorithm":`...)
@@ -172,7 +172,7 @@ func appendChainInputHead[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, pa
 func appendChainInputTail[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, previous T) ([]byte, error) {
 	var err error
 	dst = append(dst, `,"policy_id":"`...)
-	dst = appendUUID(dst, r.PolicyID)
+	dst = AppendUUID(dst, r.PolicyID)
 	dst = append(dst, `","policy_version":`...)
 	if dst, err = appendString(dst, r.PolicyVersion); err != nil {
 		return nil, at(err, "policy_version")
@@ -184,7 +184,7 @@ func appendChainInputTail[T ~string | ~[]byte](dst []byte, r *EvidenceRecord, pr
 		dst = appendEscaped(dst, previous)
 	}
 	dst = append(dst, `,"record_id":"`...)
-	dst = appendUUID(dst, r.RecordID)
+	dst = AppendUUID(dst, r.RecordID)
 	dst = append(dst, `","record_type":`...)
 	if dst, err = appendString(dst, string(r.RecordType)); err != nil {
 		return nil, at(err, "record_type")
@@ -239,7 +239,9 @@ func checkCanonicalPayload(payload string) error {
 	return nil
 }
 
-func appendUUID(dst []byte, id uuid.UUID) []byte {
+// AppendUUID appends id's canonical text (lower-case, hyphenated, as
+// uuid.UUID.String writes it) to dst without allocating.
+func AppendUUID(dst []byte, id uuid.UUID) []byte {
 	var buf [36]byte
 	hex.Encode(buf[0:8], id[0:4])
 	buf[8] = '-'
@@ -258,7 +260,7 @@ func appendNullUUID(dst []byte, id uuid.NullUUID) []byte {
 		return append(dst, "null"...)
 	}
 	dst = append(dst, '"')
-	dst = appendUUID(dst, id.UUID)
+	dst = AppendUUID(dst, id.UUID)
 	return append(dst, '"')
 }
 

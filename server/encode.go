@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 )
 
 // answer is a response body being written: a recycled buffer and the
@@ -123,19 +123,9 @@ func appendCompleted(b []byte, c *api.Completed) []byte {
 	return append(b, "}\n"...)
 }
 
+// appendUUID appends id as a JSON string.
 func appendUUID(b []byte, id uuid.UUID) []byte {
-	var text [36]byte
-	hex.Encode(text[0:8], id[0:4])
-	text[8] = '-'
-	hex.Encode(text[9:13], id[4:6])
-	text[13] = '-'
-	hex.Encode(text[14:18], id[6:8])
-	text[18] = '-'
-	hex.Encode(text[19:23], id[8:10])
-	text[23] = '-'
-	hex.Encode(text[24:], id[10:])
-	b = append(b, '"')
-	b = append(b, text[:]...)
+	b = governance.AppendUUID(append(b, '"'), id)
 	return append(b, '"')
 }
 

@@ -101,24 +101,65 @@ func (s *MemStore) commit(records []governance.EvidenceRecord) ([]governance.App
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.mu.Lock()
-	for _, r := range records {
-		if _, dup := s.ids[r.RecordID]; dup {
-			s.mu.Unlock()
-			return nil, DuplicateID(r)
-		}
+	// Step 2 and the index's update in one probe a record (the index is
+	// the store's largest map: a probe is a cache miss): each id is added
+	// as it is checked, and taken out again if the batch is refused.
+	added, err := s.addIDs(records)
+	if err == nil {
+		err = CheckBatch(c.head(), records)
 	}
-	if err := CheckBatch(c.head(), records); err != nil {
+	if err != nil {
+		for i := range added {
+			delete(s.ids, records[i].RecordID)
+		}
 		s.mu.Unlock()
 		return nil, err
 	}
-	receipts := make([]governance.AppendReceipt, len(records))
-	for i, r := range records {
-		s.ids[r.RecordID] = struct{}{}
-		receipts[i] = governance.ReceiptFor(r)
-	}
 	s.mu.Unlock()
+	receipts := make([]governance.AppendReceipt, len(records))
+	for i := range records {
+		receipts[i] = governance.ReceiptFor(records[i])
+	}
 	c.add(records)
 	return receipts, nil
+}
+
+// addIDs adds the records' ids to the index, in order, until one is
+// stored already: that one is refused as a duplicate id, as before any
+// other check. An id that repeats inside the batch is not one the store
+// holds: it is left to CheckBatch, which names it as such. It returns how
+// many ids it added (the first ones); the caller holds s.mu.
+func (s *MemStore) addIDs(records []governance.EvidenceRecord) (added int, err error) {
+	for i := range records {
+		id := records[i].RecordID
+		n := len(s.ids)
+		s.ids[id] = struct{}{}
+		if len(s.ids) > n {
+			continue
+		}
+		if !idIn(records[:i], id) {
+			return i, DuplicateID(records[i])
+		}
+		// NB: a repeat inside the batch, which CheckBatch reports, unless
+		// a later record's id is one the store holds: that comes first.
+		for k := i + 1; k < len(records); k++ {
+			if _, held := s.ids[records[k].RecordID]; held && !idIn(records[:i], records[k].RecordID) {
+				return i, DuplicateID(records[k])
+			}
+		}
+		return i, nil
+	}
+	return len(records), nil
+}
+
+// idIn reports whether id is one of the records' ids.
+func idIn(records []governance.EvidenceRecord, id uuid.UUID) bool {
+	for j := range records {
+		if records[j].RecordID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // add appends records to the chain's chunks; the caller holds c.mu.

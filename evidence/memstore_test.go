@@ -81,3 +81,52 @@ func TestCheckBatch_RepeatsInsideTheBatch(t *testing.T) {
 		require.Equal(t, governance.ConflictDuplicateHash, ce.Kind, "batch of %d", n)
 	}
 }
+
+// A refused batch leaves nothing behind in the store's id index, whatever
+// refused it, and each refusal names what a store that checks every id
+// before the chain's position would name: an id the store holds first,
+// then a repeat inside the batch, then the position.
+func TestMemStore_RefusedBatchLeavesNoID(t *testing.T) {
+	ctx := context.Background()
+	s := evidence.NewMemStore()
+	_, held := storetest.Fill(t, s, 2)
+	chain, policy := uuid.New(), uuid.New()
+	// batch builds records on chain after head, with the ids given.
+	batch := func(head governance.ChainHead, ids ...uuid.UUID) []governance.EvidenceRecord {
+		var recs []governance.EvidenceRecord
+		for i, id := range ids {
+			r, err := governance.NextRecord(head, governance.RecordSpec{
+				RecordID: id, Type: governance.GateEvaluated, ChainID: chain, PolicyID: policy,
+				PolicyVersion: "v1", Payload: map[string]any{"i": i},
+			})
+			require.NoError(t, err)
+			recs = append(recs, r)
+			head = r.Head()
+		}
+		return recs
+	}
+	refused := func(recs []governance.EvidenceRecord, kind governance.ConflictKind, id uuid.UUID) {
+		t.Helper()
+		_, err := s.AppendBatch(ctx, recs)
+		var ce *governance.EvidenceConflictError
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, kind, ce.Kind)
+		require.Equal(t, id.String(), ce.RecordID)
+		head, err := s.Head(ctx, chain)
+		require.NoError(t, err)
+		require.Equal(t, governance.EmptyHead, head)
+	}
+	b0, b1, b2 := uuid.New(), uuid.New(), uuid.New()
+	refused(batch(governance.EmptyHead, b0, held[1].RecordID), governance.ConflictDuplicateRecordID, held[1].RecordID)
+	refused(batch(governance.EmptyHead, b0, b0), governance.ConflictDuplicateRecordID, b0)
+	refused(batch(governance.EmptyHead, b0, b0, held[0].RecordID), governance.ConflictDuplicateRecordID, held[0].RecordID)
+	refused(batch(governance.EmptyHead, b0, b1, b2)[1:], governance.ConflictSequence, b1)
+
+	recs := batch(governance.EmptyHead, b0, b1, b2)
+	_, err := s.AppendBatch(ctx, recs)
+	require.NoError(t, err, "the refused batches left their ids in the index")
+	_, err = s.Append(ctx, recs[2]) // a replay
+	var ce *governance.EvidenceConflictError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, governance.ConflictDuplicateRecordID, ce.Kind)
+}

@@ -3,7 +3,6 @@ package governance
 import (
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"sync"
 	"time"
 
@@ -274,7 +273,7 @@ var batchPool = sync.Pool{New: func() any {
 func appendHexSum(dst []byte, sum [sha256.Size]byte) []byte {
 	n := len(dst)
 	dst = append(dst, make([]byte, 2*sha256.Size)...)
-	hex.Encode(dst[n:], sum[:])
+	encodeHex(dst[n:], sum[:])
 	return dst
 }
 

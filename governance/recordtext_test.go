@@ -1,9 +1,13 @@
 package governance
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,4 +40,21 @@ func FuzzAppendTime_SameAsTimeFormat(f *testing.F) {
 		tm := time.Unix(sec, nsec).In(time.FixedZone("z", int(offset%(26*3600))))
 		require.Equal(t, tm.UTC().Format(TimeLayout), string(AppendTime(nil, tm)))
 	})
+}
+
+// The record encoder's hex (ids, digests) is encoding/hex's and
+// uuid.UUID.String's, and a digest matches only its own lowercase hex.
+func TestRecordHex_AsTheStandardLibrary(t *testing.T) {
+	for i := range 256 {
+		id := uuid.New()
+		id[i%16] = byte(i)
+		require.Equal(t, id.String(), string(AppendUUID(nil, id)))
+		sum := sha256.Sum256(id[:])
+		want := hex.EncodeToString(sum[:])
+		require.Equal(t, want, hexDigest(sum))
+		require.True(t, hexEqual(sum, want))
+		for _, bad := range []string{want[:63], strings.ToUpper(want), want[:i%64] + "g" + want[i%64+1:], want + "0"} {
+			require.False(t, hexEqual(sum, bad), bad)
+		}
+	}
 }

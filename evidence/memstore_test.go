@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -129,4 +130,53 @@ func TestMemStore_RefusedBatchLeavesNoID(t *testing.T) {
 	var ce *governance.EvidenceConflictError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, governance.ConflictDuplicateRecordID, ce.Kind)
+}
+
+// The store keeps records compactly (what the chain implies left out, the
+// policy pin shared): every field reads back as appended — types, pins
+// that change along the chain, null and set ids — and a record changed in
+// place (the tamper cases) changes alone: the next record keeps the
+// previous hash it was appended with.
+func TestMemStore_ReadsBackEveryField(t *testing.T) {
+	ctx := context.Background()
+	s := evidence.NewMemStore()
+	chain := uuid.New()
+	pins := []struct {
+		id      uuid.UUID
+		version string
+	}{{uuid.New(), "v1"}, {uuid.New(), "v1"}, {uuid.New(), "2026-12 \"rc\""}}
+	head := governance.EmptyHead
+	var want []governance.EvidenceRecord
+	for i, typ := range append(governance.EvidenceTypes, governance.EvidenceTypes...) {
+		pin := pins[i/3%len(pins)]
+		spec := governance.RecordSpec{
+			Type: typ, ChainID: chain, PolicyID: pin.id, PolicyVersion: pin.version,
+			Payload: map[string]any{"i": i}, CreatedAt: time.Date(2026, 12, 6, 5, 0, i, 1000*i, time.UTC),
+		}
+		if i%2 == 0 {
+			spec.OperationID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+		}
+		if typ == governance.RecordSuperseded {
+			spec.SupersedesRecordID = uuid.NullUUID{UUID: want[0].RecordID, Valid: true}
+		}
+		r, err := governance.NextRecord(head, spec)
+		require.NoError(t, err)
+		_, err = s.Append(ctx, r)
+		require.NoError(t, err)
+		want = append(want, r)
+		head = r.Head()
+	}
+	got, err := s.Read(ctx, chain, -1)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	evidence.TamperMem(s, chain, 4, func(r *governance.EvidenceRecord) { r.ChainHash = want[9].ChainHash })
+	got, err = s.Read(ctx, chain, 3)
+	require.NoError(t, err)
+	require.Equal(t, want[9].ChainHash, got[0].ChainHash)
+	require.Equal(t, want[4].ChainHash, got[1].PreviousChainHash)
+	require.Equal(t, want[5:], got[1:])
+	res, err := s.Verify(ctx, chain, head.Hash)
+	require.NoError(t, err)
+	require.False(t, res.Valid)
 }

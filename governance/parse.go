@@ -32,7 +32,7 @@ func (e *JSONError) Is(target error) bool { return target == ErrMalformedJSON }
 // accept "\ud800" and then fail to encode it; Go would silently replace it).
 // Trailing data after the value is refused.
 func ParseJSON(data []byte) (any, error) {
-	r := jsonReader{b: data}
+	r := jsonReader{jsonScanner{b: data}}
 	if v, ok := r.document(); ok {
 		return v, nil
 	}
@@ -67,7 +67,7 @@ var ErrNotObject = errors.New("governance: JSON value is not an object")
 // first position and its last value, as a Python dict built by json.loads
 // does. Valid JSON that is not an object is ErrNotObject.
 func ParseObject(data []byte) (map[string]any, []string, error) {
-	r := jsonReader{b: data}
+	r := jsonReader{jsonScanner{b: data}}
 	if obj, order, ok := r.objectDocument(); ok {
 		return obj, order, nil
 	}
@@ -229,24 +229,4 @@ func findLoneSurrogate(b []byte) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[at : at+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

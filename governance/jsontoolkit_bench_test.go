@@ -51,3 +51,21 @@ func BenchmarkAppendEscaped_RecordText(b *testing.B) {
 		buf = appendEscaped(buf[:0], benchText)
 	}
 }
+
+// benchRecordLine is a chain file's line (the Python reference's first).
+const benchRecordLine = `{"record_id":"1414f6b5-06d0-42db-a02b-ff2f31bfa6af","record_type":"policy_bound","chain_id":"4ba71ab7-ac05-44a5-acc6-be1805fdf179","operation_id":null,"sequence":0,"policy_id":"0b8e90e9-f646-4d5f-9ae8-5d0928398f9f","policy_version":"2026.11.1","payload_json":"{\"decision\":\"deny\",\"gate_id\":\"pathguard\"}","payload_digest":"0000000000000000000000000000000000000000000000000000000000000000","previous_chain_hash":null,"supersedes_record_id":null,"created_at":"2026-11-20T10:00:00.000000Z","hash_algorithm":"sha256-v1","chain_hash":"0000000000000000000000000000000000000000000000000000000000000000"}`
+
+// BenchmarkReadObject_RecordLine: the strict member split of a chain
+// file's record (ParseRecordJSON's first step).
+func BenchmarkReadObject_RecordLine(b *testing.B) {
+	line := []byte(benchRecordLine)
+	if _, err := readObject(line, "record", RecordFields); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := readObject(line, "record", RecordFields); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

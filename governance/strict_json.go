@@ -34,6 +34,15 @@ type strictObject struct {
 // be valid UTF-8 without unpaired surrogate escapes (encoding/json would
 // silently replace them). Errors are *ValidationError naming the field.
 func readObject(data []byte, what string, fields []string) (strictObject, error) {
+	if o, ok := readObjectFast(data, what, fields); ok {
+		return o, nil
+	}
+	return readObjectSlow(data, what, fields)
+}
+
+// readObjectSlow is readObject through encoding/json's tokens: the path of
+// a document the fast reader does not pass, whose errors name the field.
+func readObjectSlow(data []byte, what string, fields []string) (strictObject, error) {
 	fail := func(field, reason string) (strictObject, error) {
 		return strictObject{}, &ValidationError{Field: field, Reason: reason}
 	}
@@ -87,6 +96,33 @@ func readObject(data []byte, what string, fields []string) (strictObject, error)
 		}
 	}
 	return strictObject{what: what, members: members}, nil
+}
+
+// readObjectFast is readObject through the one ordered-object reader
+// (readMembers), for a document that passes; ok is false for anything
+// else, which readObject then reads through encoding/json's tokens to name
+// the field at fault.
+func readObjectFast(data []byte, what string, fields []string) (strictObject, bool) {
+	members, end, ok := readMembers(data)
+	if !ok {
+		return strictObject{}, false
+	}
+	for _, c := range data[end:] {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return strictObject{}, false
+		}
+	}
+	if len(members) != len(fields) {
+		return strictObject{}, false // a field missing, unknown or twice
+	}
+	byKey := make(map[string]json.RawMessage, len(fields))
+	for _, m := range members {
+		if _, dup := byKey[m.Key]; dup || !contains(fields, m.Key) {
+			return strictObject{}, false
+		}
+		byKey[m.Key] = m.Value
+	}
+	return strictObject{what: what, members: byKey}, true
 }
 
 func tokenError(err error) string {

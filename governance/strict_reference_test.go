@@ -89,3 +89,49 @@ func walkExactKeys(data []byte, what string, known []string) error {
 		}
 	}
 }
+
+// findLoneSurrogateReference is findLoneSurrogate before it read escapes
+// through the one scanner.
+// is not a high surrogate immediately followed by a low one.
+func findLoneSurrogateReference(b []byte) (int, bool) {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if !inString {
+			if c == '"' {
+				inString = true
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = false
+		case '\\':
+			if i+1 >= len(b) {
+				return 0, false
+			}
+			if b[i+1] != 'u' {
+				i++
+				continue
+			}
+			u, ok := hex4(b, i+2)
+			if !ok {
+				return 0, false // the decoder reports the syntax error
+			}
+			switch {
+			case u >= 0xD800 && u < 0xDC00:
+				if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+					if lo, ok := hex4(b, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
+						i += 11
+						continue
+					}
+				}
+				return i, true
+			case u >= 0xDC00 && u < 0xE000:
+				return i, true
+			}
+			i += 5
+		}
+	}
+	return 0, false
+}

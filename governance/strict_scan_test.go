@@ -81,6 +81,10 @@ func TestStrictScan_AnswersAsTheTokenWalk(t *testing.T) {
 // check answer as the token walk they replaced, error for error.
 func sameAsTheTokenWalk(t *testing.T, doc []byte) {
 	t.Helper()
+	off, found := findLoneSurrogate(doc)
+	if wantOff, wantFound := findLoneSurrogateReference(doc); off != wantOff || found != wantFound {
+		t.Fatalf("%q: lone surrogate at %d %v, the old scan says %d %v", doc, off, found, wantOff, wantFound)
+	}
 	if got, want := fmt.Sprint(CheckStrictJSON(doc, "doc")), fmt.Sprint(checkExactKeysReference(doc, "doc", nil)); got != want {
 		t.Fatalf("%q: the walker says %s, the token walk %s", doc, got, want)
 	}
@@ -115,6 +119,8 @@ func FuzzCheckStrictJSON_SameAsTheTokenWalk(f *testing.F) {
 	}
 	f.Add([]byte(`{"policy_id":1,"Policy_ID":2}`))
 	f.Add([]byte(`{} {"a":1,"a":2}`))
+	f.Add([]byte(`{"a":"\ud800\u00"}`))
+	f.Add([]byte(`"\x" "\udc00"`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		sameAsTheTokenWalk(t, doc)
 		// The server's reading of one document (ReadStrictJSON) refuses

@@ -100,11 +100,8 @@ func (r *jsonReader) strValue() (string, bool) {
 }
 
 func (r *jsonReader) array(depth int) (any, bool) {
-	r.i++
 	out := []any{}
-	r.ws()
-	if r.i < len(r.b) && r.b[r.i] == ']' {
-		r.i++
+	if r.enter(']') {
 		return out, true
 	}
 	for {
@@ -114,18 +111,10 @@ func (r *jsonReader) array(depth int) (any, bool) {
 			return nil, false
 		}
 		out = append(out, v)
-		r.ws()
-		if r.i >= len(r.b) {
+		if done, f := r.after(']'); f != faultNone {
 			return nil, false
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
+		} else if done {
 			return out, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -133,11 +122,8 @@ func (r *jsonReader) array(depth int) (any, bool) {
 // object reads an object; with order set, it also collects the keys in
 // document order (first position of a repeated key).
 func (r *jsonReader) object(depth int, order *[]string) (map[string]any, bool) {
-	r.i++
 	obj := make(map[string]any, 4)
-	r.ws()
-	if r.i < len(r.b) && r.b[r.i] == '}' {
-		r.i++
+	if r.enter('}') {
 		return obj, true
 	}
 	for {
@@ -149,12 +135,9 @@ func (r *jsonReader) object(depth int, order *[]string) (map[string]any, bool) {
 		if !ok {
 			return nil, false
 		}
-		r.ws()
-		if r.i >= len(r.b) || r.b[r.i] != ':' {
+		if !r.colon() {
 			return nil, false
 		}
-		r.i++
-		r.ws()
 		v, ok := r.value(depth + 1)
 		if !ok {
 			return nil, false
@@ -165,18 +148,10 @@ func (r *jsonReader) object(depth int, order *[]string) (map[string]any, bool) {
 			}
 		}
 		obj[key] = v
-		r.ws()
-		if r.i >= len(r.b) {
+		if done, f := r.after('}'); f != faultNone {
 			return nil, false
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
+		} else if done {
 			return obj, true
-		default:
-			return nil, false
 		}
 	}
 }

@@ -90,12 +90,10 @@ func readMembers(data []byte) (members []Member, end int, ok bool) {
 	if w.i >= len(w.b) || w.b[w.i] != '{' {
 		return nil, 0, false
 	}
-	w.i++
 	var own []byte // data's one copy, which the values share
 	members = make([]Member, 0, 8)
-	w.ws()
-	if w.i < len(w.b) && w.b[w.i] == '}' {
-		return members, w.i + 1, true
+	if w.enter('}') {
+		return members, w.i, true
 	}
 	for {
 		w.ws()
@@ -110,12 +108,9 @@ func readMembers(data []byte) (members []Member, end int, ok bool) {
 		if escaped {
 			key = string(appendUnescaped(nil, raw))
 		}
-		w.ws()
-		if w.i >= len(w.b) || w.b[w.i] != ':' {
+		if !w.colon() {
 			return nil, 0, false
 		}
-		w.i++
-		w.ws()
 		start := w.i
 		if w.value(nil, 1) != faultNone {
 			return nil, 0, false

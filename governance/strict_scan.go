@@ -106,6 +106,47 @@ func (s *jsonScanner) digits() int {
 	return s.i - start
 }
 
+// enter steps into the object or array whose opening bracket is at s.i;
+// empty is true (and the closing bracket read) when nothing is inside.
+func (s *jsonScanner) enter(closing byte) (empty bool) {
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == closing {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// colon reads the colon after a key, and the whitespace around it.
+func (s *jsonScanner) colon() bool {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		return false
+	}
+	s.i++
+	s.ws()
+	return true
+}
+
+// after reads what follows an item or member: a comma (more follows) or
+// the closing bracket (done).
+func (s *jsonScanner) after(closing byte) (done bool, f scanFault) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, faultMalformed
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return false, faultNone
+	case closing:
+		s.i++
+		return true, faultNone
+	}
+	return false, faultMalformed
+}
+
 // str reads the string whose opening quote is at s.i: raw is its text
 // between the quotes, escaped whether it holds an escape (then its
 // meaning is appendUnescaped(raw), not raw). Text must be valid UTF-8
@@ -445,10 +486,7 @@ func okOrMalformed(ok bool) scanFault {
 
 func (w *strictWalker) array(s *Shape, depth int) scanFault {
 	item := s.item()
-	w.i++
-	w.ws()
-	if w.i < len(w.b) && w.b[w.i] == ']' {
-		w.i++
+	if w.enter(']') {
 		return faultNone
 	}
 	for {
@@ -462,34 +500,13 @@ func (w *strictWalker) array(s *Shape, depth int) scanFault {
 	}
 }
 
-// after reads what follows an item or member: a comma (more follows) or
-// the closing bracket (done).
-func (w *strictWalker) after(closing byte) (done bool, f scanFault) {
-	w.ws()
-	if w.i >= len(w.b) {
-		return false, faultMalformed
-	}
-	switch w.b[w.i] {
-	case ',':
-		w.i++
-		return false, faultNone
-	case closing:
-		w.i++
-		return true, faultNone
-	}
-	return false, faultMalformed
-}
-
 func (w *strictWalker) object(s *Shape, depth int) scanFault {
-	w.i++
+	if w.enter('}') {
+		return faultNone
+	}
 	mark := w.keys.n
 	defer w.keys.truncate(mark)
 	var many map[string]struct{} // the keys past maxKeysScanned
-	w.ws()
-	if w.i < len(w.b) && w.b[w.i] == '}' {
-		w.i++
-		return faultNone
-	}
 	for {
 		w.ws()
 		if w.i >= len(w.b) || w.b[w.i] != '"' {
@@ -517,12 +534,9 @@ func (w *strictWalker) object(s *Shape, depth int) scanFault {
 		if !known && w.unknown == nil {
 			w.unknownAt(key, keyAt)
 		}
-		w.ws()
-		if w.i >= len(w.b) || w.b[w.i] != ':' {
+		if !w.colon() {
 			return faultMalformed
 		}
-		w.i++
-		w.ws()
 		w.path.push(key)
 		f = w.value(member, depth+1)
 		w.path.truncate(w.path.n - 1)

@@ -63,6 +63,9 @@ func TestMain(m *testing.M) {
 	if shared != nil {
 		shared.close()
 	}
+	for _, e := range benchEnvs {
+		e.close()
+	}
 	os.Exit(code)
 }
 

@@ -145,7 +145,6 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 	for _, r := range records {
 		writeRecord(b, r)
 	}
-	writeHead(b, chainID, records[len(records)-1].Head())
 
 	c := s.chain(chainID)
 	defer s.release(chainID, c)
@@ -239,13 +238,6 @@ func writeRecord(b *pebble.Batch, r governance.EvidenceRecord) {
 	op = b.SetDeferred(keyLenID, locatorLen)
 	putRecordIDKey(op.Key[:0], r.RecordID)
 	putLocator(op.Value[:0], r.ChainID, r.Sequence)
-	_ = op.Finish()
-}
-
-func writeHead(b *pebble.Batch, chain uuid.UUID, h governance.ChainHead) {
-	op := b.SetDeferred(keyLenHead, 8+len(h.Hash))
-	putHeadKey(op.Key[:0], chain)
-	putHead(op.Value[:0], h)
 	_ = op.Finish()
 }
 

@@ -99,11 +99,12 @@ var rooms = map[string]room{
 	// Floor 5: the assembly. DESIGN.md's row lacks abi (the declared
 	// reason codes of a gate, reasoncodes.go) and internal/pgdb (the hook
 	// session store on PostgreSQL, sessions.go: a room the root holds that
-	// the table does not name).
+	// the table does not name). The built-ins' host-side configuration
+	// step (pathguard's roots resolved) is the root's own, keyed by module
+	// digest (builtinconfig.go): no arrow into a gate's package.
 	".": {
 		may: []string{"governance", "abi", "evidence/...", "policy/...", "controller", "certify", "checkpoint", "host",
 			"pathfacts", "plugins/builtin", "internal/pgdb"},
-		today: []arrow{{"plugins/pathguard", "give the built-in a host-side config hook keyed by module digest (gates.go)"}},
 	},
 
 	// Floor 6: agents.

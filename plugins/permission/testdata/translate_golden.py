@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates translate_golden.json from CPython: fnmatch.translate of every
 pattern, and [pattern, text, fnmatchcase(text, pattern), LionAGI _matches]
-per case. The LionAGI column is checked by plugins/permission (its lower-case
-fallback); this package checks the others.
+per case. plugins/builtin's TestPermission_Matches_CPythonGolden asks the permission
+module about the LionAGI column.
 
 The Go tests only read the JSON file; run this (python3 translate_golden.py in
 this directory) only to refresh it. Generated with CPython 3.11 on Linux.

@@ -11,29 +11,28 @@ import (
 // stays on the stack and a missing path (ENOENT, ENOTDIR: isMissing) is a
 // bare errno, so a governed call's walk allocates only the path's C string
 // per component. Any other error is os.Lstat's *fs.PathError.
-func lstatMode(p string) (fs.FileMode, error) {
-	var st syscall.Stat_t
-	err := syscall.Lstat(p, &st)
-	for err == syscall.EINTR {
-		err = syscall.Lstat(p, &st)
-	}
-	return modeOf(uint32(st.Mode), "lstat", p, err)
-}
+func lstatMode(p string) (fs.FileMode, error) { return statType(p, false) }
 
 // statMode is os.Stat's type bits (symlinks followed), as lstatMode.
-func statMode(p string) (fs.FileMode, error) {
-	var st syscall.Stat_t
-	err := syscall.Stat(p, &st)
-	for err == syscall.EINTR {
-		err = syscall.Stat(p, &st)
-	}
-	return modeOf(uint32(st.Mode), "stat", p, err)
-}
+func statMode(p string) (fs.FileMode, error) { return statType(p, true) }
 
-func modeOf(mode uint32, op, p string, err error) (fs.FileMode, error) {
+func statType(p string, follow bool) (fs.FileMode, error) {
+	var st syscall.Stat_t
+	var err error
+	op := "lstat"
+	for {
+		if follow {
+			op, err = "stat", syscall.Stat(p, &st)
+		} else {
+			err = syscall.Lstat(p, &st)
+		}
+		if err != syscall.EINTR {
+			break
+		}
+	}
 	switch err {
 	case nil:
-		return typeOf(mode), nil
+		return typeOf(uint32(st.Mode)), nil
 	case syscall.ENOENT, syscall.ENOTDIR:
 		return 0, err
 	}

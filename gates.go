@@ -14,9 +14,7 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
-	"github.com/govhost/govhost/pathfacts"
 	"github.com/govhost/govhost/plugins/builtin"
-	"github.com/govhost/govhost/plugins/pathguard"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
@@ -272,18 +270,11 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 		}
 	}()
 	config := []byte(b.Config())
-	if bm, ok := builtin.ByDigest(b.ModuleDigest()); ok && bm.Name == "pathguard" {
-		// The gate cannot resolve its own roots; the originals realpath
-		// them when the policy is built, and so does the host, once per
-		// configured gate.
-		// A configuration the gate refuses goes to it unchanged, so it is
-		// refused the way every guest refuses one.
-		resolved, err := pathguard.ResolveConfig(config, pathfacts.Canonical)
-		var ce *pathguard.ConfigError
-		switch {
-		case err == nil:
-			config = resolved
-		case !errors.As(err, &ce):
+	if bm, ok := builtin.ByDigest(b.ModuleDigest()); ok && builtinConfigHooks[bm.Name] != nil {
+		// The host's part of a built-in's configuration (builtinconfig.go):
+		// pathguard's roots resolved, as the originals realpath them when
+		// the policy is built; once per configured gate.
+		if config, err = builtinConfigHooks[bm.Name](config); err != nil {
 			return nil, fmt.Errorf("govhost: gate %s: %w", b.GateID(), err)
 		}
 	}

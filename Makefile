@@ -183,8 +183,10 @@ bench-speed:
 	$(GO) test -run '^$$' -bench 'RoundTrip' -benchtime 3000x -benchmem ./server/
 
 # bench-overhead (issue 25): the controller alone (three Go gates, memory
-# store) against one trivial Go guest call, in CPU time per call, which a
-# loaded machine inflates far less than wall time (docs/performance.md).
+# store) against one trivial Go guest call and against its hashing floor
+# (the SHA-256 work of one call's records, built and checked), in CPU time
+# per call, which a loaded machine inflates far less than wall time
+# (docs/performance.md).
 .PHONY: bench-overhead
 bench-overhead:
 	$(GO) test -run '^$$' -bench 'ControllerOverhead' -benchtime 20000x -benchmem .

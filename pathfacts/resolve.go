@@ -36,6 +36,8 @@ func ResolveCwd(cwd string) (string, error) {
 func Canonical(p string) (string, error) {
 	// An absolute path needs no working directory: skip the Getwd and the
 	// walk of the process's cwd (this runs for every governed call).
+	// The empty path is the working directory itself, which Getwd returns
+	// absolute: it is walked from "/" once, not resolved as a base first.
 	base := "/"
 	if p == "" || !path.IsAbs(expandUser(p)) {
 		wd, err := os.Getwd()
@@ -44,16 +46,11 @@ func Canonical(p string) (string, error) {
 		}
 		if p == "" {
 			p = wd
-		}
-		if base, err = realBase(wd); err != nil {
+		} else if base, err = realBase(wd); err != nil {
 			return "", err
 		}
 	}
-	f, err := resolveFrom(base, p)
-	if err != nil {
-		return "", err
-	}
-	return f.Resolved, nil
+	return resolvedFrom(base, p)
 }
 
 // ResolvePath resolves one path text against cwd (see ResolveCwd) and
@@ -76,17 +73,25 @@ func realBase(dir string) (string, error) {
 	return w.join("/", dir)
 }
 
+// resolvedFrom is the Resolved of resolveFrom(base, raw) without the rest
+// of the fact (whether the path as asked for is a link, exists, its
+// nearest existing ancestor), which a working directory does not need:
+// the walk's lstats are all its system calls.
+func resolvedFrom(base, raw string) (string, error) {
+	if strings.IndexByte(raw, 0) >= 0 {
+		return "", ErrNUL
+	}
+	w := walker{}
+	return w.join(base, expandUser(raw))
+}
+
 // resolveFrom resolves raw relative to base, which must be absolute and real.
 func resolveFrom(base, raw string) (abi.PathFact, error) {
-	if strings.IndexByte(raw, 0) >= 0 {
-		return abi.PathFact{}, ErrNUL
-	}
-	expanded := expandUser(raw)
-	w := walker{}
-	resolved, err := w.join(base, expanded)
+	resolved, err := resolvedFrom(base, raw)
 	if err != nil {
 		return abi.PathFact{}, err
 	}
+	expanded := expandUser(raw)
 	f := abi.PathFact{Raw: raw, Resolved: resolved, Link: isLink(base, expanded)}
 	fi, err := os.Stat(resolved)
 	switch {

@@ -188,18 +188,6 @@ func optionalID(present bool, b []byte) (uuid.NullUUID, bool) {
 	return id, true
 }
 
-// Head value: sequence (int64 big-endian) then the chain hash.
-func putHead(dst []byte, h governance.ChainHead) []byte {
-	return append(binary.BigEndian.AppendUint64(dst, uint64(h.Sequence)), h.Hash...)
-}
-
-func decodeHead(v []byte) (governance.ChainHead, error) {
-	if len(v) < 8 {
-		return governance.ChainHead{}, errMalformed
-	}
-	return governance.ChainHead{Sequence: int64(binary.BigEndian.Uint64(v[:8])), Hash: string(v[8:])}, nil
-}
-
 // uvarint is binary.Uvarint on a string (no conversion copy).
 func uvarint(s string) (uint64, int) {
 	var x uint64

@@ -138,11 +138,10 @@ var rooms = map[string]room{
 	"mcp": {
 		may: []string{".", "controller", "governance", "abi", "api", "server/client", "internal/bearer"},
 		today: []arrow{
-			{"host", "embedded session opening into the root (EmbeddedOptions.Host)"},
 			{"pathfacts", "embedded session opening into the root (the session's workspace)"},
 		},
 	},
-	"mcp/internal/e2eproxy": {may: []string{"mcp", "controller", "governance", "abi", "host"}},
+	"mcp/internal/e2eproxy": {may: []string{".", "mcp", "controller", "governance", "abi", "host"}},
 
 	// Floor 9: commands (flags and output only).
 	"cmd/govhost":      {may: []string{"..."}},

@@ -101,9 +101,11 @@ static PLAIN: [bool; 256] = {
     t
 };
 
-/// Reports a byte of x that is not PLAIN: below 0x20, '"', '\\' or not
-/// ASCII (the bit tricks of "Bit Twiddling Hacks": hasless and haszero).
-fn special_bytes(x: u64) -> bool {
+/// The bytes of x (little-endian) that are not PLAIN: below 0x20, '"',
+/// '\\' or not ASCII, each marked by its high bit (the bit tricks of "Bit
+/// Twiddling Hacks": hasless and haszero). A borrow can mark a byte above
+/// a marked one falsely, never below: the lowest mark is exact.
+fn special_mask(x: u64) -> u64 {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let ctl = x.wrapping_sub(LO * 0x20) & !x & HI;
@@ -111,7 +113,7 @@ fn special_bytes(x: u64) -> bool {
     let quote = q.wrapping_sub(LO) & !q & HI;
     let e = x ^ (LO * b'\\' as u64);
     let esc = e.wrapping_sub(LO) & !e & HI;
-    (ctl | quote | esc | (x & HI)) != 0
+    ctl | quote | esc | (x & HI)
 }
 
 /// A cursor over a JSON document. Every reader returns None on a syntax
@@ -219,6 +221,7 @@ impl<'a> Reader<'a> {
         Reader { b, i: 0, depth: 0 }
     }
 
+    #[inline(always)]
     pub fn ws(&mut self) {
         while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
             self.i += 1;
@@ -240,18 +243,28 @@ impl<'a> Reader<'a> {
     }
 
     /// Consumes lit when it is next.
+    #[inline]
     pub fn literal(&mut self, lit: &[u8]) -> bool {
-        if self.b[self.i..].starts_with(lit) {
-            self.i += lit.len();
-            true
-        } else {
-            false
+        // NB: the first byte is looked at before the rest is compared (a
+        // slice compare is a call of memcmp, a byte loop, in Wasm): most
+        // values are not the literal asked for.
+        let rest = &self.b[self.i..];
+        if rest.len() < lit.len() || lit.is_empty() || rest[0] != lit[0] {
+            return false;
         }
+        for k in 1..lit.len() {
+            if rest[k] != lit[k] {
+                return false;
+            }
+        }
+        self.i += lit.len();
+        true
     }
 
     /// Scans the string literal at i (b[i] == '"') and returns its end (one
     /// past the closing quote), whether it holds escapes, and whether its
     /// body is all ASCII.
+    #[inline(always)]
     pub fn scan_string(&mut self) -> Option<(usize, bool, bool)> {
         if self.peek() != b'"' {
             return None;
@@ -260,21 +273,25 @@ impl<'a> Reader<'a> {
         let mut j = self.i + 1;
         let (mut escaped, mut ascii) = (false, true);
         loop {
-            // NB: the plain bytes are passed over eight at a time, then one
-            // at a time: most strings of a GateInput have no escape.
-            while j + 8 <= b.len() {
+            // NB: eight bytes at a time to the first one that is not plain
+            // (most strings of a GateInput are short and have no escape),
+            // one at a time in the last seven bytes of the document.
+            if j + 8 <= b.len() {
                 let mut w = [0u8; 8];
                 w.copy_from_slice(&b[j..j + 8]);
-                if special_bytes(u64::from_le_bytes(w)) {
-                    break;
+                let m = special_mask(u64::from_le_bytes(w));
+                if m == 0 {
+                    j += 8;
+                    continue;
                 }
-                j += 8;
-            }
-            while j < b.len() && PLAIN[b[j] as usize] {
-                j += 1;
-            }
-            if j >= b.len() {
-                return None;
+                j += (m.trailing_zeros() / 8) as usize;
+            } else {
+                while j < b.len() && PLAIN[b[j] as usize] {
+                    j += 1;
+                }
+                if j >= b.len() {
+                    return None;
+                }
             }
             let c = b[j];
             if c == b'"' {
@@ -386,11 +403,100 @@ impl<'a> Reader<'a> {
         Some(&b[start..i])
     }
 
-    /// Skips one value and returns its raw bytes. It loops with a stack of
-    /// open containers instead of recursing: a document nested 10 000 deep
-    /// must not hit the host's call-depth bound (gate.stack_limit) where the
-    /// Go decoder answers.
+    /// Skips one value and returns its raw bytes. It loops instead of
+    /// recursing: a document nested 10 000 deep must not hit the host's
+    /// call-depth bound (gate.stack_limit) where the Go decoder answers. The
+    /// open containers' kinds are a bit stack in one word (1: object); a
+    /// value nested deeper than that is skipped again by skip_deep, which
+    /// keeps them in a Vec: no allocation for the usual value.
     pub fn skip(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        let mut kinds: u64 = 0;
+        let mut open: usize = 0;
+        'value: loop {
+            match self.peek() {
+                b'"' => {
+                    self.scan_string()?;
+                }
+                c @ (b'{' | b'[') => {
+                    if open == 64 {
+                        self.i = start;
+                        return self.skip_deep();
+                    }
+                    let obj = c == b'{';
+                    kinds = (kinds << 1) | obj as u64;
+                    open += 1;
+                    if self.depth + open > MAX_DEPTH {
+                        return None;
+                    }
+                    self.i += 1;
+                    self.ws();
+                    if self.peek() == if obj { b'}' } else { b']' } {
+                        self.i += 1;
+                        kinds >>= 1;
+                        open -= 1;
+                    } else {
+                        if obj {
+                            self.member_name()?;
+                        }
+                        continue 'value;
+                    }
+                }
+                b't' => {
+                    if !self.literal(b"true") {
+                        return None;
+                    }
+                }
+                b'f' => {
+                    if !self.literal(b"false") {
+                        return None;
+                    }
+                }
+                b'n' => {
+                    if !self.literal(b"null") {
+                        return None;
+                    }
+                }
+                _ => {
+                    self.number()?;
+                }
+            }
+            // After a value: close containers, or go on to the next member.
+            loop {
+                if open == 0 {
+                    return Some(&self.b[start..self.i]);
+                }
+                let obj = kinds & 1 == 1;
+                self.ws();
+                match self.peek() {
+                    b',' => {
+                        self.i += 1;
+                        self.ws();
+                        if obj {
+                            self.member_name()?;
+                        }
+                        continue 'value;
+                    }
+                    b'}' if obj => {
+                        self.i += 1;
+                        kinds >>= 1;
+                        open -= 1;
+                    }
+                    b']' if !obj => {
+                        self.i += 1;
+                        kinds >>= 1;
+                        open -= 1;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// skip for a value nested more than 64 deep: the closers of the open
+    /// containers on a Vec.
+    #[inline(never)]
+    fn skip_deep(&mut self) -> Option<&'a [u8]> {
         let start = self.i;
         let mut open: Vec<u8> = Vec::new(); // the closers of the open containers
         'value: loop {
@@ -462,6 +568,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a member name and its colon, leaving the reader at the value.
+    #[inline(always)]
     fn member_name(&mut self) -> Option<()> {
         self.scan_string()?;
         self.ws();
@@ -601,98 +708,262 @@ pub struct Input<'a> {
     pub context: Context<'a>,
 }
 
+// The member names of GateInput's objects, known by the first sixteen bytes
+// of the name packed into two words (every name is shorter): one compare a
+// name instead of a chain of memcmp calls.
+
+const fn name_word(s: &[u8], from: usize) -> u64 {
+    let mut w = 0u64;
+    let mut k = 0;
+    while k < 8 && from + k < s.len() {
+        w |= (s[from + k] as u64) << (8 * k);
+        k += 1;
+    }
+    w
+}
+
+/// A member name as (length, first word, second word).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Name(usize, u64, u64);
+
+const fn name(s: &str) -> Name {
+    let b = s.as_bytes();
+    Name(b.len(), name_word(b, 0), name_word(b, 8))
+}
+
+const N_GATE_ID: Name = name("gate_id");
+const N_PHASE: Name = name("phase");
+const N_TOOL: Name = name("tool");
+const N_OPERATION: Name = name("operation");
+const N_ACTION: Name = name("action");
+const N_CWD: Name = name("cwd");
+const N_WORKSPACE: Name = name("workspace");
+const N_ARGUMENTS: Name = name("arguments");
+const N_ARGUMENT_ORDER: Name = name("argument_order");
+const N_PATHS: Name = name("paths");
+const N_CONTEXT: Name = name("context");
+const N_OPERATION_ID: Name = name("operation_id");
+const N_RUN_ID: Name = name("run_id");
+const N_AGENT_NAME: Name = name("agent_name");
+const N_TOOL_CALL_ID: Name = name("tool_call_id");
+const N_ACTOR: Name = name("actor");
+const N_METADATA: Name = name("metadata");
+const N_ASSIGNMENTS: Name = name("assignments");
+const N_KIND: Name = name("kind");
+const N_ID: Name = name("id");
+const N_DUTY: Name = name("duty");
+const N_ARG: Name = name("arg");
+const N_RAW: Name = name("raw");
+const N_RESOLVED: Name = name("resolved");
+const N_EXISTS: Name = name("exists");
+const N_LINK: Name = name("link");
+const N_NEAREST_EXISTING: Name = name("nearest_existing");
+
+/// A name that is none of the above (too long to be one).
+const N_OTHER: Name = Name(usize::MAX, 0, 0);
+
+fn name_of(k: &[u8]) -> Name {
+    if k.len() > 16 {
+        return N_OTHER;
+    }
+    Name(k.len(), name_word(k, 0), name_word(k, 8))
+}
+
+/// name_of for the name body b[s..e]: when sixteen bytes can be read from
+/// s, as two words masked to the name's length.
+#[inline]
+fn name_at(b: &[u8], s: usize, e: usize) -> Name {
+    let n = e - s;
+    if n > 16 {
+        return N_OTHER;
+    }
+    if s + 16 > b.len() {
+        return name_of(&b[s..e]);
+    }
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[s..s + 8]);
+    let w0 = u64::from_le_bytes(w);
+    w.copy_from_slice(&b[s + 8..s + 16]);
+    let w1 = u64::from_le_bytes(w);
+    let mask = |k: usize| if k >= 8 { u64::MAX } else { (1u64 << (8 * k)) - 1 };
+    Name(n, w0 & mask(n), if n > 8 { w1 & mask(n - 8) } else { 0 })
+}
+
+impl<'a> Reader<'a> {
+    /// Reads a member name (decoded when it holds escapes) and its colon,
+    /// leaving the reader at the value.
+    fn member(&mut self) -> Option<Name> {
+        let start = self.i;
+        let (end, escaped, _) = self.scan_string()?;
+        let body = &self.b[start + 1..end - 1];
+        let n = if escaped { name_of(decode_body(body).as_bytes()) } else { name_at(self.b, start + 1, end - 1) };
+        self.ws();
+        if self.peek() != b':' {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        Some(n)
+    }
+
+    /// Opens the container at the reader (open is '{' or '['): Some(true)
+    /// when a member or element follows, at it; Some(false) when it is
+    /// empty (and closed).
+    fn open(&mut self, open: u8) -> Option<bool> {
+        if self.peek() != open {
+            return None;
+        }
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        if self.peek() == open + 2 {
+            // NB: '{' + 2 == '}', '[' + 2 == ']'.
+            self.i += 1;
+            self.depth -= 1;
+            return Some(false);
+        }
+        Some(true)
+    }
+
+    /// After a member or element: Some(true) when another follows (the
+    /// reader at it), Some(false) at the container's close (consumed).
+    fn next(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        match self.peek() {
+            b',' => {
+                self.i += 1;
+                self.ws();
+                Some(true)
+            }
+            c if c == close => {
+                self.i += 1;
+                self.depth -= 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[inline(never)]
 fn read_actor<'a>(r: &mut Reader<'a>) -> Option<Option<Actor<'a>>> {
     if r.literal(b"null") {
         return Some(None);
     }
     let mut a = Actor::default();
-    r.object(|r, k| {
-        match k.as_ref() {
-            "kind" => a.kind = r.string_or_null()?,
-            "id" => a.id = r.string_or_null()?,
+    let mut more = r.open(b'{')?;
+    while more {
+        match r.member()? {
+            N_KIND => a.kind = r.string_or_null()?,
+            N_ID => a.id = r.string_or_null()?,
             _ => {
                 r.skip()?;
             }
         }
-        Some(())
-    })?;
+        more = r.next(b'}')?;
+    }
     Some(Some(a))
 }
 
+#[inline(never)]
+fn read_metadata<'a>(r: &mut Reader<'a>, c: &mut Context<'a>) -> Option<()> {
+    if r.literal(b"null") {
+        return Some(());
+    }
+    let mut more = r.open(b'{')?;
+    while more {
+        let k = r.string()?;
+        r.ws();
+        if r.peek() != b':' {
+            return None;
+        }
+        r.i += 1;
+        r.ws();
+        let v = r.string_or_null()?;
+        match c.metadata.iter_mut().find(|(mk, _)| *mk == k) {
+            Some(m) => m.1 = v,
+            None => c.metadata.push((k, v)),
+        }
+        more = r.next(b'}')?;
+    }
+    Some(())
+}
+
+#[inline(never)]
+fn read_assignments<'a>(r: &mut Reader<'a>) -> Option<Option<Vec<Assignment<'a>>>> {
+    if r.literal(b"null") {
+        return Some(None);
+    }
+    let mut list = Vec::new();
+    let mut more = r.open(b'[')?;
+    while more {
+        let mut a = Assignment::default();
+        if !r.literal(b"null") {
+            let mut members = r.open(b'{')?;
+            while members {
+                match r.member()? {
+                    N_ACTOR => a.actor = read_actor(r)?.unwrap_or_default(),
+                    N_DUTY => a.duty = r.string_or_null()?,
+                    _ => {
+                        r.skip()?;
+                    }
+                }
+                members = r.next(b'}')?;
+            }
+        }
+        list.push(a);
+        more = r.next(b']')?;
+    }
+    Some(Some(list))
+}
+
+#[inline(never)]
 fn read_context<'a>(r: &mut Reader<'a>, c: &mut Context<'a>) -> Option<()> {
     if r.literal(b"null") {
         return Some(());
     }
-    r.object(|r, k| {
-        match k.as_ref() {
-            "operation_id" => c.operation_id = r.string_or_null()?,
-            "run_id" => c.run_id = r.string_or_null()?,
-            "agent_name" => c.agent_name = r.string_or_null()?,
-            "tool_call_id" => c.tool_call_id = r.string_or_null()?,
-            "actor" => c.actor = read_actor(r)?,
-            "metadata" => {
-                if !r.literal(b"null") {
-                    r.object(|r, k| {
-                        let v = r.string_or_null()?;
-                        match c.metadata.iter_mut().find(|(mk, _)| *mk == k) {
-                            Some(m) => m.1 = v,
-                            None => c.metadata.push((k, v)),
-                        }
-                        Some(())
-                    })?;
-                }
-            }
-            "assignments" => {
-                if r.literal(b"null") {
-                    c.assignments = None;
-                } else {
-                    let mut list = Vec::new();
-                    r.array(|r| {
-                        let mut a = Assignment::default();
-                        if !r.literal(b"null") {
-                            r.object(|r, k| {
-                                match k.as_ref() {
-                                    "actor" => a.actor = read_actor(r)?.unwrap_or_default(),
-                                    "duty" => a.duty = r.string_or_null()?,
-                                    _ => {
-                                        r.skip()?;
-                                    }
-                                }
-                                Some(())
-                            })?;
-                        }
-                        list.push(a);
-                        Some(())
-                    })?;
-                    c.assignments = Some(list);
-                }
-            }
+    let mut more = r.open(b'{')?;
+    while more {
+        match r.member()? {
+            N_OPERATION_ID => c.operation_id = r.string_or_null()?,
+            N_RUN_ID => c.run_id = r.string_or_null()?,
+            N_AGENT_NAME => c.agent_name = r.string_or_null()?,
+            N_TOOL_CALL_ID => c.tool_call_id = r.string_or_null()?,
+            N_ACTOR => c.actor = read_actor(r)?,
+            N_METADATA => read_metadata(r, c)?,
+            N_ASSIGNMENTS => c.assignments = read_assignments(r)?,
             _ => {
                 r.skip()?;
             }
         }
-        Some(())
-    })
+        more = r.next(b'}')?;
+    }
+    Some(())
 }
 
+#[inline(never)]
 fn read_path_fact<'a>(r: &mut Reader<'a>) -> Option<PathFact<'a>> {
     let mut p = PathFact::default();
     if r.literal(b"null") {
         return Some(p);
     }
-    r.object(|r, k| {
-        match k.as_ref() {
-            "arg" => p.arg = r.string_or_null()?,
-            "raw" => p.raw = r.string_or_null()?,
-            "resolved" => p.resolved = r.string_or_null()?,
-            "kind" => p.kind = r.string_or_null()?,
-            "nearest_existing" => p.nearest_existing = r.string_or_null()?,
-            "exists" => {
+    let mut more = r.open(b'{')?;
+    while more {
+        match r.member()? {
+            N_ARG => p.arg = r.string_or_null()?,
+            N_RAW => p.raw = r.string_or_null()?,
+            N_RESOLVED => p.resolved = r.string_or_null()?,
+            N_KIND => p.kind = r.string_or_null()?,
+            N_NEAREST_EXISTING => p.nearest_existing = r.string_or_null()?,
+            N_EXISTS => {
                 if let Some(v) = r.boolean()? {
                     p.exists = v;
                 }
             }
-            "link" => {
+            N_LINK => {
                 if let Some(v) = r.boolean()? {
                     p.link = v;
                 }
@@ -701,13 +972,45 @@ fn read_path_fact<'a>(r: &mut Reader<'a>) -> Option<PathFact<'a>> {
                 r.skip()?;
             }
         }
-        Some(())
-    })?;
+        more = r.next(b'}')?;
+    }
     Some(p)
 }
 
+#[inline(never)]
+fn read_paths<'a>(r: &mut Reader<'a>, paths: &mut Vec<PathFact<'a>>) -> Option<()> {
+    paths.clear();
+    if r.literal(b"null") {
+        return Some(());
+    }
+    let mut more = r.open(b'[')?;
+    while more {
+        paths.push(read_path_fact(r)?);
+        more = r.next(b']')?;
+    }
+    Some(())
+}
+
+#[inline(never)]
+fn read_argument_order<'a>(r: &mut Reader<'a>, order: &mut Vec<Str<'a>>) -> Option<()> {
+    order.clear();
+    if r.literal(b"null") {
+        return Some(());
+    }
+    let mut more = r.open(b'[')?;
+    while more {
+        order.push(r.string_or_null()?);
+        more = r.next(b']')?;
+    }
+    Some(())
+}
+
 impl<'a> Input<'a> {
-    /// Decodes a GateInput document; None when it is not one.
+    /// Decodes a GateInput document; None when it is not one. Members are
+    /// read in one loop a object (no closure: LLVM inlined the closures of
+    /// Reader::object into one function too large for wazero to compile
+    /// well), their names compared as two words, and a string is borrowed
+    /// from the document unless it holds escapes or invalid UTF-8.
     pub fn parse(b: &'a [u8]) -> Option<Input<'a>> {
         let mut r = Reader::new(b);
         let mut in_ = Input::default();
@@ -715,43 +1018,26 @@ impl<'a> Input<'a> {
         if r.literal(b"null") {
             return if r.at_end() { Some(in_) } else { None };
         }
-        r.object(|r, k| {
-            match k.as_ref() {
-                "gate_id" => in_.gate_id = r.string_or_null()?,
-                "phase" => in_.phase = r.string_or_null()?,
-                "tool" => in_.tool = r.string_or_null()?,
-                "operation" => in_.operation = r.string_or_null()?,
-                "action" => in_.action = r.string_or_null()?,
-                "cwd" => in_.cwd = r.string_or_null()?,
-                "workspace" => in_.workspace = r.string_or_null()?,
-                "arguments" => in_.arguments = r.skip()?,
-                "argument_order" => {
-                    in_.argument_order.clear();
-                    if !r.literal(b"null") {
-                        r.array(|r| {
-                            let s = r.string_or_null()?;
-                            in_.argument_order.push(s);
-                            Some(())
-                        })?;
-                    }
-                }
-                "paths" => {
-                    in_.paths.clear();
-                    if !r.literal(b"null") {
-                        r.array(|r| {
-                            let p = read_path_fact(r)?;
-                            in_.paths.push(p);
-                            Some(())
-                        })?;
-                    }
-                }
-                "context" => read_context(r, &mut in_.context)?,
+        let mut more = r.open(b'{')?;
+        while more {
+            match r.member()? {
+                N_GATE_ID => in_.gate_id = r.string_or_null()?,
+                N_PHASE => in_.phase = r.string_or_null()?,
+                N_TOOL => in_.tool = r.string_or_null()?,
+                N_OPERATION => in_.operation = r.string_or_null()?,
+                N_ACTION => in_.action = r.string_or_null()?,
+                N_CWD => in_.cwd = r.string_or_null()?,
+                N_WORKSPACE => in_.workspace = r.string_or_null()?,
+                N_ARGUMENTS => in_.arguments = r.skip()?,
+                N_ARGUMENT_ORDER => read_argument_order(&mut r, &mut in_.argument_order)?,
+                N_PATHS => read_paths(&mut r, &mut in_.paths)?,
+                N_CONTEXT => read_context(&mut r, &mut in_.context)?,
                 _ => {
                     r.skip()?;
                 }
             }
-            Some(())
-        })?;
+            more = r.next(b'}')?;
+        }
         if r.at_end() {
             Some(in_)
         } else {
@@ -896,6 +1182,115 @@ pub trait Gate: Sized {
     fn evaluate(&self, input: &Input) -> Output;
 }
 
+// ---------------------------------------------------------------------------
+// The per-call arena.
+//
+// Why: a call allocates a few dozen small blocks (decoded strings, lists of
+// the input, the Output's texts, formatted messages) and frees them all when
+// it returns; wasi-libc's dlmalloc spends more on that than the gate's logic
+// does. While a call is being decided, allocations are carved from a fixed
+// arena by a bump pointer and freeing one is a no-op (the last block is
+// given back, so that a growing Vec extends in place); the arena is emptied
+// when the call has been answered. What does not fit, and every allocation
+// outside a call (the configuration, the module's input and output
+// buffers), goes to the system allocator. Nothing allocated during a call
+// may outlive it: Runtime::evaluate leaves arena mode before it writes the
+// answer into its own buffer.
+
+#[cfg(target_arch = "wasm32")]
+mod arena {
+    use std::alloc::{GlobalAlloc, Layout, System};
+
+    const SIZE: usize = 64 << 10;
+
+    #[repr(C, align(16))]
+    struct Block([u8; SIZE]);
+
+    static mut BLOCK: Block = Block([0; SIZE]);
+    static mut ON: bool = false;
+    static mut TOP: usize = 0;
+
+    fn base() -> usize {
+        unsafe { BLOCK.0.as_ptr() as usize }
+    }
+
+    fn inside(p: *mut u8) -> bool {
+        (p as usize).wrapping_sub(base()) < SIZE
+    }
+
+    /// Starts a call: allocations come from the (empty) arena.
+    pub fn begin() {
+        unsafe {
+            TOP = 0;
+            ON = true;
+        }
+    }
+
+    /// Ends arena mode; the blocks stay readable until the next begin.
+    pub fn end() {
+        unsafe { ON = false }
+    }
+
+    pub struct Arena;
+
+    unsafe impl GlobalAlloc for Arena {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            if ON {
+                let start = (TOP + l.align() - 1) & !(l.align() - 1);
+                if start <= SIZE && l.size() <= SIZE - start {
+                    TOP = start + l.size();
+                    return (base() + start) as *mut u8;
+                }
+            }
+            System.alloc(l)
+        }
+
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            if inside(p) {
+                if p as usize - base() + l.size() == TOP {
+                    TOP = p as usize - base();
+                }
+                return;
+            }
+            System.dealloc(p, l)
+        }
+
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
+            if !inside(p) {
+                return System.realloc(p, l, new_size);
+            }
+            let off = p as usize - base();
+            if ON && off + l.size() == TOP && new_size <= SIZE - off {
+                TOP = off + new_size;
+                return p;
+            }
+            let q = self.alloc(Layout::from_size_align_unchecked(new_size, l.align()));
+            if !q.is_null() {
+                std::ptr::copy_nonoverlapping(p, q, l.size().min(new_size));
+                self.dealloc(p, l);
+            }
+            q
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static GATEKIT_ALLOC: arena::Arena = arena::Arena;
+
+#[cfg(target_arch = "wasm32")]
+fn arena_begin() {
+    arena::begin()
+}
+#[cfg(target_arch = "wasm32")]
+fn arena_end() {
+    arena::end()
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn arena_begin() {}
+#[cfg(not(target_arch = "wasm32"))]
+fn arena_end() {}
+
 /// The state behind one module's exports; export_gate! declares it.
 pub struct Runtime<G> {
     pub input: Vec<u8>,
@@ -956,10 +1351,14 @@ impl<G: Gate> Runtime<G> {
         if self.gate.is_none() && !self.configure_bytes(b"{}") {
             return self.answer(&Output::deny("sdk.unregistered"));
         }
+        arena_begin();
         let v = match (Input::parse(input), self.gate.as_ref()) {
             (Some(in_), Some(g)) => g.evaluate(&in_),
             _ => Output::deny("sdk.bad_input"),
         };
+        // NB: the answer buffer outlives the call: it must not grow into
+        // the arena.
+        arena_end();
         self.answer(&v)
     }
 

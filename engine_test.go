@@ -10,6 +10,7 @@ import (
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/plugins/builtin"
 )
 
 // A data directory in use fails Open with pebblestore.ErrLocked and leaves
@@ -51,4 +52,25 @@ func TestOpen_HostFailureClosesTheDatabaseOpenedBesideIt(t *testing.T) {
 	require.ErrorIs(t, err, host.ErrInvalidConfig)
 	require.ErrorIs(t, err, pebblestore.ErrLocked)
 	require.Nil(t, both)
+}
+
+// Close closes the stores and the host (the two side by side): the
+// directory opens again at once, the closed engine's host refuses loads,
+// and a second Close is a no-op.
+func TestClose_ClosesTheStoresAndTheHost(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	eng, err := govhost.Open(ctx, govhost.Options{Dir: dir})
+	require.NoError(t, err)
+	destructive, ok := builtin.Lookup("destructive")
+	require.True(t, ok)
+	require.True(t, eng.Gates.ModuleAvailable(destructive.Digest))
+	require.NoError(t, eng.Close(ctx))
+	require.NoError(t, eng.Close(ctx))
+	_, err = eng.Host.LoadTrusted(ctx, destructive.Wasm, destructive.Digest)
+	require.ErrorIs(t, err, host.ErrClosed)
+
+	again, err := govhost.Open(ctx, govhost.Options{Dir: dir})
+	require.NoError(t, err, "the closed engine left the database locked")
+	require.NoError(t, again.Close(ctx))
 }

@@ -292,6 +292,35 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 	return dg, nil
 }
 
+// Prepare resolves the gate of every binding (GateFor) at once, so that a
+// policy's first governed call finds them loaded and configured: the
+// modules load side by side (as many at a time as the host has compile
+// slots; bindings of one module share its one load) and each gate is
+// configured as soon as its module is there. It returns after every
+// binding is resolved or has failed; the error is the first failure in
+// binding order, "gate <gate id>: <the GateFor error>" (which errors.As
+// sees through: a module the host refuses stays a *host.GuestError).
+func (g *Gates) Prepare(ctx context.Context, bindings []governance.ExecutableGateBinding) error {
+	errs := make([]error, len(bindings))
+	var wg sync.WaitGroup
+	for i, b := range bindings {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := g.GateFor(ctx, b); err != nil {
+				errs[i] = fmt.Errorf("gate %s: %w", b.GateID(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // AdapterAvailable implements policy.Availability.
 func (g *Gates) AdapterAvailable(id string) bool {
 	return id == AdapterWasm || id == AdapterWasmPerCall

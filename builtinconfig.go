@@ -38,7 +38,8 @@ var builtinConfigHooks = map[string]func(config []byte) ([]byte, error){
 // a path that is not absolute, a "~" without a home…) is one the module
 // refuses: it is returned unchanged with readable false, so it is refused
 // the way every guest refuses one (TestPathguardConfig_UnreadableIsRefused
-// holds the module to that). Errors are resolve's.
+// and FuzzPathguardConfig_HostStepAgreesWithTheModule hold the module to
+// that). Errors are resolve's.
 func resolvePathguardConfig(config []byte, resolve func(string) (string, error)) (out []byte, readable bool, err error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(config, &fields) != nil || fields == nil {

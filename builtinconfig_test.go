@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/plugins/builtin"
 )
@@ -103,4 +105,70 @@ func TestPathguardConfig_UnreadableIsRefused(t *testing.T) {
 		require.NoError(t, err, c.Name)
 		require.True(t, readable, "%s: %s", c.Name, c.Config)
 	}
+}
+
+// FuzzPathguardConfig_HostStepAgreesWithTheModule: for any configuration
+// (canonical JSON, as a binding carries), the host's step either reads it
+// or leaves it to a module that refuses it; and a configuration it read
+// (paths resolved as themselves) is accepted by the module exactly when
+// the original is.
+func FuzzPathguardConfig_HostStepAgreesWithTheModule(f *testing.F) {
+	for _, s := range []string{
+		`{"kind":"guard_paths","home":"/h","allowed_paths":["~/w","$workspace"],"denied_paths":[".env","/w/s","$workspace/k","*.key",""]}`,
+		`{"kind":"path_scope","paths":["/a","/b/c.md","$workspace/docs/./x/"]}`, `{"kind":"workspace","root":"/w/","allowed_operations":["read_file"]}`,
+		`{"kind":"workspace","root":"rel"}`, `{"kind":"guard_paths","denied_paths":["~x"],"home":"/h"}`, `{"kind":"guard_paths","denied_paths":["$workspace/.."]}`,
+		`{"kind":"virtual","mounts":[{"name":"t"}],"roots":["/t/a"],"cwd":"/t/a"}`, `{"kind":"path_scope","paths":[null]}`, `{"kind":"x"}`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	identity := func(p string) (string, error) { return p, nil }
+	ctx := context.Background()
+	var h *host.Host
+	var mod *host.Module
+	configured := 0
+	f.Cleanup(func() {
+		if h != nil {
+			h.Close(ctx)
+		}
+	})
+	accepts := func(t *testing.T, config []byte) bool {
+		if h == nil || configured >= 48 {
+			if h != nil {
+				h.Close(ctx)
+			}
+			var err error
+			h, err = host.New(ctx, host.NewConfig().WithPoolSize(1).WithCompilationCacheDir(filepath.Join(os.TempDir(), "govhost-pathguard-config-fuzz")))
+			require.NoError(t, err)
+			m, _ := builtin.Lookup("pathguard")
+			mod, err = h.LoadTrusted(ctx, m.Wasm, m.Digest)
+			require.NoError(t, err)
+			configured = 0
+		}
+		configured++
+		_, err := h.Gate(ctx, mod, config)
+		var ge *host.GuestError
+		if err != nil && !(errors.As(err, &ge) && ge.Code == host.CodeConfigRejected) && !errors.Is(err, host.ErrBadGateConfig) {
+			t.Fatalf("%s: %v, not a refusal", config, err)
+		}
+		return err == nil
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return
+		}
+		config, err := governance.Canonical(v)
+		if err != nil {
+			return
+		}
+		out, readable, err := govhost.ResolvePathguardConfig(config, identity)
+		require.NoError(t, err)
+		ok := accepts(t, config)
+		if !readable {
+			require.Equal(t, string(config), string(out))
+			require.False(t, ok, "%s: the host's step left it, the module accepts it", config)
+			return
+		}
+		require.Equal(t, ok, accepts(t, out), "%s → %s", config, out)
+	})
 }

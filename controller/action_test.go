@@ -52,7 +52,8 @@ func builtinGate(t *testing.T, name, config string) nativeGate {
 		require.NoError(t, err)
 		builtins.mods[name] = mod
 	}
-	g, err := builtins.h.Gate(ctx, mod, []byte(config))
+	// Shared isolation, as the embedded default runs the built-ins.
+	g, err := builtins.h.GateWith(ctx, mod, []byte(config), host.GateOptions{Isolation: host.IsolationShared, Binding: t.Name()})
 	require.NoError(t, err)
 	return func(in abi.GateInput) abi.GateOutput {
 		out, err := g.Evaluate(ctx, in)

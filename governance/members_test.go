@@ -1,8 +1,11 @@
 package governance
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,4 +70,33 @@ func FuzzObjectMembers_SameAsTheTokenPath(f *testing.F) {
 		f.Add([]byte(randomDocument(r, 0)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { sameMembersAsTheTokenPath(t, data) })
+}
+
+// TestJSONToolkit_PythonVectors: every input of the Python reference
+// vectors, and every line of the reference chain file, reads through the
+// one strict walker and the one member reader as through the token paths
+// they replaced; the chain lines pass readObject's fast path.
+func TestJSONToolkit_PythonVectors(t *testing.T) {
+	for _, file := range []string{"testdata/canonical.jsonl", "testdata/chain.jsonl"} {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			docs := [][]byte{line}
+			var v struct {
+				Input json.RawMessage `json:"input"`
+			}
+			if file == "testdata/canonical.jsonl" {
+				require.NoError(t, json.Unmarshal(line, &v))
+				docs = append(docs, v.Input)
+			}
+			for _, doc := range docs {
+				sameMembersAsTheTokenPath(t, doc)
+				sameAsTheTokenWalk(t, doc)
+			}
+			if file == "testdata/chain.jsonl" {
+				_, ok := readObjectFast(line, "record", RecordFields)
+				require.True(t, ok, "a reference chain line takes the fast path: %s", line)
+			}
+		}
+	}
 }

@@ -13,8 +13,9 @@ import (
 // one strict reader (strictWalker) built on it. ParseJSON's value reader
 // (jsonread.go), CheckStrictJSON, the policy forms' exact keys and the
 // server's request bodies (ReadStrictJSON with the destination's Shape)
-// all read through them; the canonical checker (canonical_check.go) is the
-// one reader of the stricter canonical grammar.
+// all read through them, and so does the ordered-object reader
+// (members.go); the canonical checker (canonical_check.go) is the one
+// reader of the stricter canonical grammar.
 
 // jsonScanner reads the tokens of RFC 8259 JSON at b[i:]. Its methods
 // report only success or a fault; what a fault means is the caller's.
@@ -398,8 +399,8 @@ type strictWalker struct {
 	faultPath []string
 }
 
-// walkDuplicate and walkUnknown are the walker's own faults beside the
-// scanner's.
+// The walker's own faults beside the scanner's: a key twice, a key the
+// shape does not name (when unknownStops), data after the document.
 const (
 	walkDuplicate scanFault = iota + 16
 	walkUnknown

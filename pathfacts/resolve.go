@@ -40,7 +40,7 @@ func Canonical(p string) (string, error) {
 	// absolute: it is walked from "/" once, not resolved as a base first.
 	base := "/"
 	if p == "" || !path.IsAbs(expandUser(p)) {
-		wd, err := os.Getwd()
+		wd, err := workingDir()
 		if err != nil {
 			return "", err
 		}
@@ -93,15 +93,15 @@ func resolveFrom(base, raw string) (abi.PathFact, error) {
 	}
 	expanded := expandUser(raw)
 	f := abi.PathFact{Raw: raw, Resolved: resolved, Link: isLink(base, expanded)}
-	fi, err := os.Stat(resolved)
+	mode, err := statMode(resolved)
 	switch {
 	case err == nil:
 		f.Exists = true
 		f.NearestExisting = resolved
 		switch {
-		case fi.Mode().IsRegular():
+		case mode.IsRegular():
 			f.Kind = abi.PathKindFile
-		case fi.IsDir():
+		case mode.IsDir():
 			f.Kind = abi.PathKindDir
 		default:
 			f.Kind = abi.PathKindOther
@@ -116,8 +116,8 @@ func resolveFrom(base, raw string) (abi.PathFact, error) {
 	// plain lstat of each ancestor suffices. A non-directory is skipped: it
 	// cannot contain the path (AgentLane's stat raises NotADirectoryError).
 	for d := path.Dir(resolved); ; d = path.Dir(d) {
-		fi, err := os.Lstat(d)
-		if err == nil && fi.IsDir() {
+		mode, err := lstatMode(d)
+		if err == nil && mode.IsDir() {
 			f.NearestExisting = d
 			break
 		}
@@ -152,8 +152,8 @@ func isLink(base, p string) bool {
 	if b.Len() == 0 {
 		return false
 	}
-	fi, err := os.Lstat(b.String())
-	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+	mode, err := lstatMode(b.String())
+	return err == nil && mode&fs.ModeSymlink != 0
 }
 
 // walker resolves paths component by component, as Python's
@@ -187,7 +187,7 @@ func (w *walker) join(base, rest string) (string, error) {
 		if p == "/" {
 			next = "/" + name
 		}
-		fi, err := os.Lstat(next)
+		mode, err := lstatMode(next)
 		if err != nil {
 			if isMissing(err) {
 				p = next
@@ -195,7 +195,7 @@ func (w *walker) join(base, rest string) (string, error) {
 			}
 			return "", err
 		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
+		if mode&fs.ModeSymlink == 0 {
 			p = next
 			continue
 		}

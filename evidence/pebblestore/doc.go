@@ -14,7 +14,7 @@
 // # Key layout
 //
 //	e/v                          format marker "govhost-evidence-pebble/2"
-//	e/r <chain:16> <seq:8 BE>    record value (codec.go)
+//	e/r <chain:16> <seq:8 BE>    record value (codec.go: codec 2; format 1 wrote codec 1)
 //	e/i <record id:16>           <chain:16> <seq:8 BE>  (duplicate-id index)
 //
 // A chain's head is its last record (one reverse seek when a chain is

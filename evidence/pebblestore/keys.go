@@ -34,11 +34,13 @@ const (
 // different value means an incompatible layout or codec.
 //
 // Format 1 (formatMarkerV1) kept a head key per chain that every append
-// rewrote. Format 2 is format 1 without them: the records and the id index
-// are the same. This build reads a format 1 keyspace correctly (its heads
-// are its last records, written in the same batches) and upgrades it on
-// open; a format 1 build refuses format 2 (ErrUnsupportedFormat) instead
-// of trusting heads that are no longer written.
+// rewrote, and wrote every record value in codec 1. Format 2 writes no
+// head keys and writes values in codec 2 (raw digests, codec.go); its id
+// index is format 1's. This build reads a format 1 keyspace correctly (its
+// heads are its last records, written in the same batches; codec 1 values
+// decode as before) and upgrades it on open; a format 1 build refuses
+// format 2 (ErrUnsupportedFormat) instead of trusting heads that are no
+// longer written or misreading codec 2 values.
 const (
 	formatMarker   = "govhost-evidence-pebble/2"
 	formatMarkerV1 = "govhost-evidence-pebble/1"

@@ -15,8 +15,8 @@ import (
 )
 
 // moduleHost is a host with the embedded modules loaded on first use,
-// each configuration a gate of its own (a pool each, kept until the host
-// closes).
+// each configuration a gate of its own (a pool of one instance, kept until
+// the host closes).
 type moduleHost struct {
 	h     *host.Host
 	mods  map[string]*host.Module
@@ -62,7 +62,11 @@ func (m *moduleHost) configure(t testing.TB, name string, config []byte) (*host.
 		m.mods[name] = mod
 	}
 	m.gates++
-	return m.h.Gate(ctx, mod, config)
+	// NB: shared isolation, as the embedded default runs the built-ins
+	// (govhost.Gates): an instance serves call after call without a reset,
+	// so a verdict that leaked state between calls would show. A binding
+	// name per configuration keeps two gates of one configuration apart.
+	return m.h.GateWith(ctx, mod, config, host.GateOptions{Isolation: host.IsolationShared, Binding: fmt.Sprint("test-", m.gates)})
 }
 
 // gate is the embedded module name configured with config; the test fails

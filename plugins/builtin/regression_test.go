@@ -125,14 +125,16 @@ func (r *regGates) reset(t testing.TB) {
 	}
 	if len(r.inst) >= regMaxConfigs {
 		for _, p := range r.inst {
-			p[0].Close(ctx)
-			p[1].Close(ctx)
+			if p[0] != nil { // nil: a configuration both refused
+				p[0].Close(ctx)
+				p[1].Close(ctx)
+			}
 		}
 		r.inst = map[string][2]api.Module{}
 	}
 }
 
-// bare is one module instance called through its exports.
+// bareCall calls export of one module instance with data in its memory.
 func bareCall(ctx context.Context, m api.Module, export string, data []byte) (uint64, []byte, error) {
 	res, err := m.ExportedFunction(abi.ExportAlloc).Call(ctx, uint64(len(data)))
 	if err != nil {

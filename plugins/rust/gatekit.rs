@@ -223,11 +223,16 @@ impl<'a> Reader<'a> {
 
     #[inline(always)]
     pub fn ws(&mut self) {
+        // NB: compact JSON has no whitespace: one compare in the usual case.
+        if self.i < self.b.len() && self.b[self.i] > b' ' {
+            return;
+        }
         while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
             self.i += 1;
         }
     }
 
+    #[inline(always)]
     pub fn peek(&self) -> u8 {
         if self.i < self.b.len() {
             self.b[self.i]
@@ -321,6 +326,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a string value: borrowed from the document unless it holds
     /// escapes or invalid UTF-8.
+    #[inline(always)]
     pub fn string(&mut self) -> Option<Str<'a>> {
         let start = self.i;
         let (end, escaped, ascii) = self.scan_string()?;
@@ -339,6 +345,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a string value or null (as ""), as a Go string field does.
+    #[inline(never)]
     pub fn string_or_null(&mut self) -> Option<Str<'a>> {
         if self.literal(b"null") {
             return Some(Cow::Borrowed(""));
@@ -848,12 +855,12 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Reads an actor object into a (null: false, a untouched).
 #[inline(never)]
-fn read_actor<'a>(r: &mut Reader<'a>) -> Option<Option<Actor<'a>>> {
+fn read_actor<'a>(r: &mut Reader<'a>, a: &mut Actor<'a>) -> Option<bool> {
     if r.literal(b"null") {
-        return Some(None);
+        return Some(false);
     }
-    let mut a = Actor::default();
     let mut more = r.open(b'{')?;
     while more {
         match r.member()? {
@@ -865,7 +872,7 @@ fn read_actor<'a>(r: &mut Reader<'a>) -> Option<Option<Actor<'a>>> {
         }
         more = r.next(b'}')?;
     }
-    Some(Some(a))
+    Some(true)
 }
 
 #[inline(never)]
@@ -897,15 +904,20 @@ fn read_assignments<'a>(r: &mut Reader<'a>) -> Option<Option<Vec<Assignment<'a>>
     if r.literal(b"null") {
         return Some(None);
     }
-    let mut list = Vec::new();
+    let mut list: Vec<Assignment<'a>> = Vec::new();
     let mut more = r.open(b'[')?;
     while more {
-        let mut a = Assignment::default();
+        list.push(Assignment::default());
+        let a = list.last_mut()?;
         if !r.literal(b"null") {
             let mut members = r.open(b'{')?;
             while members {
                 match r.member()? {
-                    N_ACTOR => a.actor = read_actor(r)?.unwrap_or_default(),
+                    N_ACTOR => {
+                        if !read_actor(r, &mut a.actor)? {
+                            a.actor = Actor::default();
+                        }
+                    }
                     N_DUTY => a.duty = r.string_or_null()?,
                     _ => {
                         r.skip()?;
@@ -914,7 +926,6 @@ fn read_assignments<'a>(r: &mut Reader<'a>) -> Option<Option<Vec<Assignment<'a>>
                 members = r.next(b'}')?;
             }
         }
-        list.push(a);
         more = r.next(b']')?;
     }
     Some(Some(list))
@@ -932,7 +943,10 @@ fn read_context<'a>(r: &mut Reader<'a>, c: &mut Context<'a>) -> Option<()> {
             N_RUN_ID => c.run_id = r.string_or_null()?,
             N_AGENT_NAME => c.agent_name = r.string_or_null()?,
             N_TOOL_CALL_ID => c.tool_call_id = r.string_or_null()?,
-            N_ACTOR => c.actor = read_actor(r)?,
+            N_ACTOR => {
+                let mut a = Actor::default();
+                c.actor = if read_actor(r, &mut a)? { Some(a) } else { None };
+            }
             N_METADATA => read_metadata(r, c)?,
             N_ASSIGNMENTS => c.assignments = read_assignments(r)?,
             _ => {
@@ -945,10 +959,9 @@ fn read_context<'a>(r: &mut Reader<'a>, c: &mut Context<'a>) -> Option<()> {
 }
 
 #[inline(never)]
-fn read_path_fact<'a>(r: &mut Reader<'a>) -> Option<PathFact<'a>> {
-    let mut p = PathFact::default();
+fn read_path_fact<'a>(r: &mut Reader<'a>, p: &mut PathFact<'a>) -> Option<()> {
     if r.literal(b"null") {
-        return Some(p);
+        return Some(());
     }
     let mut more = r.open(b'{')?;
     while more {
@@ -974,7 +987,7 @@ fn read_path_fact<'a>(r: &mut Reader<'a>) -> Option<PathFact<'a>> {
         }
         more = r.next(b'}')?;
     }
-    Some(p)
+    Some(())
 }
 
 #[inline(never)]
@@ -985,7 +998,8 @@ fn read_paths<'a>(r: &mut Reader<'a>, paths: &mut Vec<PathFact<'a>>) -> Option<(
     }
     let mut more = r.open(b'[')?;
     while more {
-        paths.push(read_path_fact(r)?);
+        paths.push(PathFact::default());
+        read_path_fact(r, paths.last_mut()?)?;
         more = r.next(b']')?;
     }
     Some(())
@@ -1012,11 +1026,26 @@ impl<'a> Input<'a> {
     /// well), their names compared as two words, and a string is borrowed
     /// from the document unless it holds escapes or invalid UTF-8.
     pub fn parse(b: &'a [u8]) -> Option<Input<'a>> {
-        let mut r = Reader::new(b);
         let mut in_ = Input::default();
+        if Input::read(b, &mut in_) {
+            Some(in_)
+        } else {
+            None
+        }
+    }
+
+    /// parse into in_ (a default Input), false when b is not a GateInput.
+    /// NB: in place: an Input is a few hundred bytes, and a move of it is
+    /// a memcpy call in Wasm.
+    pub fn read(b: &'a [u8], in_: &mut Input<'a>) -> bool {
+        Input::read_members(b, in_).is_some()
+    }
+
+    fn read_members(b: &'a [u8], in_: &mut Input<'a>) -> Option<()> {
+        let mut r = Reader::new(b);
         r.ws();
         if r.literal(b"null") {
-            return if r.at_end() { Some(in_) } else { None };
+            return if r.at_end() { Some(()) } else { None };
         }
         let mut more = r.open(b'{')?;
         while more {
@@ -1039,7 +1068,7 @@ impl<'a> Input<'a> {
             more = r.next(b'}')?;
         }
         if r.at_end() {
-            Some(in_)
+            Some(())
         } else {
             None
         }
@@ -1352,8 +1381,9 @@ impl<G: Gate> Runtime<G> {
             return self.answer(&Output::deny("sdk.unregistered"));
         }
         arena_begin();
-        let v = match (Input::parse(input), self.gate.as_ref()) {
-            (Some(in_), Some(g)) => g.evaluate(&in_),
+        let mut in_ = Input::default();
+        let v = match self.gate.as_ref() {
+            Some(g) if Input::read(input, &mut in_) => g.evaluate(&in_),
             _ => Output::deny("sdk.bad_input"),
         };
         // NB: the answer buffer outlives the call: it must not grow into

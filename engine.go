@@ -10,6 +10,7 @@ import (
 
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/evidence"
+	"github.com/govhost/govhost/evidence/pebblestore"
 	"github.com/govhost/govhost/evidence/pgstore"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/pathfacts"
@@ -63,7 +64,9 @@ type Engine struct {
 	// Sessions keeps the coding agents' open sessions in the same database
 	// (Pebble keys "h/", or the PostgreSQL table hook_sessions).
 	Sessions  SessionStore
-	closers   []func() error // the stores', policies first
+	closers   []func() error     // the stores', policies first
+	pebble    *pebblestore.Store // the database of the stores: one of these two
+	pg        *pgstore.Store
 	Host      *host.Host
 	Gates     *Gates
 	Projector *controller.ObservationProjector
@@ -103,14 +106,33 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) open(ctx context.Context, cfg host.Config, opts Options, log *slog.Logger) (err error) {
+// open starts the host and opens the database at once (the database's
+// open waits on the disk, the host's start on the CPU), then opens the
+// policy store, which needs the gates. Whatever failed, what was opened is
+// in e for Close.
+func (e *Engine) open(ctx context.Context, cfg host.Config, opts Options, log *slog.Logger) error {
+	dbDone := make(chan error, 1)
+	go func() { dbDone <- e.openDatabase(ctx, opts, log) }()
+	herr := e.startHost(ctx, cfg)
+	// NB: e's fields are written by the two sides apart (the host and
+	// gates here, the database's there) and read only after both ended.
+	switch dberr := <-dbDone; {
+	case herr != nil && dberr != nil:
+		return errors.Join(herr, dberr)
+	case herr != nil:
+		return herr
+	case dberr != nil:
+		return dberr
+	}
+	return e.openPolicies(ctx, log)
+}
+
+func (e *Engine) startHost(ctx context.Context, cfg host.Config) (err error) {
 	if e.Host, err = host.New(ctx, cfg); err != nil {
 		return err
 	}
-	if e.Gates, err = NewGates(e.Host, filepath.Join(e.dir, ModulesDir)); err != nil {
-		return err
-	}
-	return e.openStores(ctx, opts, log)
+	e.Gates, err = NewGates(e.Host, filepath.Join(e.dir, ModulesDir))
+	return err
 }
 
 // NewController returns a controller over the engine's stores and gates.
@@ -141,19 +163,25 @@ func (e *Engine) Issuer() *controller.CertificateIssuer {
 }
 
 // Close seals what the engine saw (closed tasks not yet sealed, the heads
-// of open chains: seal.go), then closes the stores and the host.
+// of open chains: seal.go), then closes the stores and, meanwhile, the host.
 func (e *Engine) Close(ctx context.Context) error {
 	var errs []error
 	if e.sealer != nil {
 		e.sealer.stop(ctx)
 		e.sealer = nil
 	}
+	// NB: the host closes while the stores do (their close waits on the
+	// disk: Pebble syncs its WAL); nothing of a store's close uses it.
+	hostClosed := make(chan error, 1)
+	if h := e.Host; h != nil {
+		go func() { hostClosed <- h.Close(ctx) }()
+	} else {
+		hostClosed <- nil
+	}
 	for _, c := range e.closers {
 		errs = append(errs, c())
 	}
 	e.closers = nil
-	if e.Host != nil {
-		errs = append(errs, e.Host.Close(ctx))
-	}
+	errs = append(errs, <-hostClosed)
 	return errors.Join(errs...)
 }

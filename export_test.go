@@ -7,3 +7,8 @@ func SetIdleModuleBytes(g *Gates, n int64) {
 	defer g.mu.Unlock()
 	g.idleBudget = n
 }
+
+// ResolvePathguardConfig is the host's step of a pathguard configuration
+// (builtinconfig.go); readable is false for one it left to the module to
+// refuse.
+var ResolvePathguardConfig = resolvePathguardConfig

@@ -14,9 +14,7 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/host"
-	"github.com/govhost/govhost/pathfacts"
 	"github.com/govhost/govhost/plugins/builtin"
-	"github.com/govhost/govhost/plugins/pathguard"
 	"github.com/govhost/govhost/policy/policyfile"
 )
 
@@ -272,18 +270,11 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 		}
 	}()
 	config := []byte(b.Config())
-	if bm, ok := builtin.ByDigest(b.ModuleDigest()); ok && bm.Name == "pathguard" {
-		// The gate cannot resolve its own roots; the originals realpath
-		// them when the policy is built, and so does the host, once per
-		// configured gate.
-		// A configuration the gate refuses goes to it unchanged, so it is
-		// refused the way every guest refuses one.
-		resolved, err := pathguard.ResolveConfig(config, pathfacts.Canonical)
-		var ce *pathguard.ConfigError
-		switch {
-		case err == nil:
-			config = resolved
-		case !errors.As(err, &ce):
+	if bm, ok := builtin.ByDigest(b.ModuleDigest()); ok && builtinConfigHooks[bm.Name] != nil {
+		// The host's part of a built-in's configuration (builtinconfig.go):
+		// pathguard's roots resolved, as the originals realpath them when
+		// the policy is built; once per configured gate.
+		if config, err = builtinConfigHooks[bm.Name](config); err != nil {
 			return nil, fmt.Errorf("govhost: gate %s: %w", b.GateID(), err)
 		}
 	}
@@ -299,6 +290,35 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 	dg := &declaredGate{Gate: gate, vocab: g.vocabularyOf(ctx, gate)}
 	g.gates.Store(key, dg)
 	return dg, nil
+}
+
+// Prepare resolves the gate of every binding (GateFor) at once, so that a
+// policy's first governed call finds them loaded and configured: the
+// modules load side by side (as many at a time as the host has compile
+// slots; bindings of one module share its one load) and each gate is
+// configured as soon as its module is there. It returns after every
+// binding is resolved or has failed; the error is the first failure in
+// binding order, "gate <gate id>: <the GateFor error>" (which errors.As
+// sees through: a module the host refuses stays a *host.GuestError).
+func (g *Gates) Prepare(ctx context.Context, bindings []governance.ExecutableGateBinding) error {
+	errs := make([]error, len(bindings))
+	var wg sync.WaitGroup
+	for i, b := range bindings {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := g.GateFor(ctx, b); err != nil {
+				errs[i] = fmt.Errorf("gate %s: %w", b.GateID(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // AdapterAvailable implements policy.Availability.

@@ -40,8 +40,11 @@ func PostgresDSN(store string) (dsn string, ok bool, err error) {
 	return "", false, ErrStoreOption
 }
 
-// openStores opens the evidence and policy stores Options.Store selects.
-func (e *Engine) openStores(ctx context.Context, opts Options, log *slog.Logger) error {
+// openDatabase opens the database Options.Store selects, and with it the
+// evidence store: the part of opening the stores that needs no gates, so
+// that Engine.open runs it beside the host's start (Pebble's open waits on
+// a few fsyncs; the host's is CPU).
+func (e *Engine) openDatabase(ctx context.Context, opts Options, log *slog.Logger) error {
 	dsn, usePG, err := PostgresDSN(opts.Store)
 	if err != nil {
 		return err
@@ -52,14 +55,8 @@ func (e *Engine) openStores(ctx context.Context, opts Options, log *slog.Logger)
 		if err != nil {
 			return fmt.Errorf("govhost: open the PostgreSQL evidence store: %w", err)
 		}
-		e.Evidence, e.closers = ev, append(e.closers, ev.Close)
-		ps, err := policypg.New(ctx, ev.Pool(), policypg.Options{Availability: e.Gates})
-		if err != nil {
-			return fmt.Errorf("govhost: open the PostgreSQL policy store: %w", err)
-		}
-		e.Policies, e.closers = ps, append([]func() error{ps.Close}, e.closers...)
-		e.Sessions, err = newPGSessions(ctx, ev.Pool())
-		return err
+		e.pg, e.Evidence, e.closers = ev, ev, append(e.closers, ev.Close)
+		return nil
 	}
 	// One Pebble database holds both stores (evidence under "e/", policy
 	// under "p/"): one lock, one WAL, and the evidence store's handling of
@@ -68,12 +65,28 @@ func (e *Engine) openStores(ctx context.Context, opts Options, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	e.Evidence, e.closers = ev, append(e.closers, ev.Close)
-	ps, err := policypebble.New(ev.DB(), policypebble.Options{Availability: e.Gates, Logger: log})
+	e.pebble, e.Evidence, e.closers = ev, ev, append(e.closers, ev.Close)
+	return nil
+}
+
+// openPolicies opens the policy and session stores in the database
+// openDatabase opened; the policy store checks modules through e.Gates.
+func (e *Engine) openPolicies(ctx context.Context, log *slog.Logger) error {
+	if e.pg != nil {
+		ps, err := policypg.New(ctx, e.pg.Pool(), policypg.Options{Availability: e.Gates})
+		if err != nil {
+			return fmt.Errorf("govhost: open the PostgreSQL policy store: %w", err)
+		}
+		e.Policies, e.closers = ps, append([]func() error{ps.Close}, e.closers...)
+		var err2 error
+		e.Sessions, err2 = newPGSessions(ctx, e.pg.Pool())
+		return err2
+	}
+	ps, err := policypebble.New(e.pebble.DB(), policypebble.Options{Availability: e.Gates, Logger: log})
 	if err != nil {
 		return err
 	}
 	e.Policies, e.closers = ps, append([]func() error{ps.Close}, e.closers...)
-	e.Sessions = pebbleSessions{db: ev.DB()}
+	e.Sessions = pebbleSessions{db: e.pebble.DB()}
 	return nil
 }

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,26 +11,68 @@ import (
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/plugins/permission"
+	"github.com/govhost/govhost/host"
+	"github.com/govhost/govhost/plugins/builtin"
 )
 
-// nativeGate runs a built-in gate's Go logic as a controller.Gate.
+// nativeGate runs a Go function as a controller.Gate.
 type nativeGate func(abi.GateInput) abi.GateOutput
 
 func (g nativeGate) Evaluate(_ context.Context, in abi.GateInput) (abi.GateOutput, error) {
 	return g(in), nil
 }
 
+// builtins is one host for the built-in modules these tests configure,
+// each module loaded (compiled) once per test process.
+var builtins struct {
+	mu   sync.Mutex
+	h    *host.Host
+	mods map[string]*host.Module
+}
+
+// builtinGate is the embedded built-in module name (plugins/builtin)
+// configured with config: the gate users run, answering in process. A
+// failure of the module (none is expected here) is a deny host.CodeTrap.
+func builtinGate(t *testing.T, name, config string) nativeGate {
+	t.Helper()
+	ctx := context.Background()
+	builtins.mu.Lock()
+	defer builtins.mu.Unlock()
+	if builtins.h == nil {
+		h, err := host.New(ctx, host.NewConfig())
+		require.NoError(t, err)
+		builtins.h, builtins.mods = h, map[string]*host.Module{}
+	}
+	mod := builtins.mods[name]
+	if mod == nil {
+		m, ok := builtin.Lookup(name)
+		require.True(t, ok, name)
+		var err error
+		mod, err = builtins.h.LoadTrusted(ctx, m.Wasm, m.Digest)
+		require.NoError(t, err)
+		builtins.mods[name] = mod
+	}
+	// Shared isolation, as the embedded default runs the built-ins.
+	g, err := builtins.h.GateWith(ctx, mod, []byte(config), host.GateOptions{Isolation: host.IsolationShared, Binding: t.Name()})
+	require.NoError(t, err)
+	return func(in abi.GateInput) abi.GateOutput {
+		out, err := g.Evaluate(ctx, in)
+		if err != nil {
+			return abi.GateOutput{Decision: abi.DecisionDeny, ReasonCode: host.CodeTrap, Detail: err.Error()}
+		}
+		return out
+	}
+}
+
 // ADR-0086 D2: the chain calls every hook with args.get("action", "") of
 // the *current* arguments, so a user transform that rewrites "action" is
 // rechecked on the new action.
 func TestInvoke_RecheckReadsTheRewrittenAction(t *testing.T) {
-	perm, err := permission.New([]byte(`{"lionagi":{"mode":"rules","deny":{"*":["evict *"]},"allow":{"*":["*"]}}}`))
-	require.NoError(t, err)
+	perm := builtinGate(t, "permission", `{"lionagi":{"mode":"rules","deny":{"*":["evict *"]},"allow":{"*":["*"]}}}`)
 	var seen []string
 	policyGate := nativeGate(func(in abi.GateInput) abi.GateOutput {
 		seen = append(seen, string(in.Phase)+":"+in.Action)
-		return perm.Evaluate(in)
+		return perm(in)
 	})
 	rewrite := func(to string) controller.Gate {
 		return nativeGate(func(in abi.GateInput) abi.GateOutput {
@@ -55,7 +98,7 @@ func TestInvoke_RecheckReadsTheRewrittenAction(t *testing.T) {
 			var de *governance.GovernanceDeniedError
 			require.ErrorAs(t, err, &de, "the rewritten action must not escape the action rules")
 			require.Equal(t, "perm", de.GateID)
-			require.Equal(t, permission.CodeDeniedByRule, de.ReasonCode)
+			require.Equal(t, "permission.denied_by_rule", de.ReasonCode)
 			require.Zero(t, e.calls.Load())
 			require.Equal(t, tc.wantSeen, seen)
 		})

@@ -12,7 +12,6 @@ import (
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/plugins/permission"
 )
 
 // issue 11 point 3, from AgentLane's evaluate_tool_permission: the text
@@ -20,8 +19,7 @@ import (
 // the approval-required text for the original require_approval, and the
 // decision's reason (verbatim) whenever it carries one.
 func TestInvoke_TextAfterTheApproversAnswer(t *testing.T) {
-	perm, err := permission.New([]byte(`{"agentlane":{"side_effect_approval":{}}}`))
-	require.NoError(t, err)
+	perm := builtinGate(t, "permission", `{"agentlane":{"side_effect_approval":{}}}`)
 	const (
 		approvalText = "approval required: write requires application approval for `/w/notes.txt` before execution"
 		denyText     = "permission denied: write is not allowed for `/w/notes.txt`"
@@ -42,7 +40,7 @@ func TestInvoke_TextAfterTheApproversAnswer(t *testing.T) {
 			cb := func(context.Context, controller.ApprovalRequest) (controller.ApprovalDecision, error) {
 				return tc.decision, nil
 			}
-			e := newEnv(t, []binding{hard("perm", nativeGate(perm.Evaluate), "write")}, func(c *controller.Config) { c.Approvals = cb })
+			e := newEnv(t, []binding{hard("perm", perm, "write")}, func(c *controller.Config) { c.Approvals = cb })
 			require.NoError(t, e.m.Register(controller.Tool{ID: "write", Fn: e.echo}))
 			_, err := invokeWrite(e)
 			var de *governance.GovernanceDeniedError
@@ -57,7 +55,7 @@ func TestInvoke_TextAfterTheApproversAnswer(t *testing.T) {
 		})
 	}
 	t.Run("no approver keeps the approval text", func(t *testing.T) {
-		e := newEnv(t, []binding{hard("perm", nativeGate(perm.Evaluate), "write")})
+		e := newEnv(t, []binding{hard("perm", perm, "write")})
 		require.NoError(t, e.m.Register(controller.Tool{ID: "write", Fn: e.echo}))
 		_, err := invokeWrite(e)
 		var de *governance.GovernanceDeniedError
@@ -86,10 +84,9 @@ func invokeWrite(e *env) (any, error) {
 // The broker carries a reason (and the rest of a decision) from the host
 // that resolves a request.
 func TestApprovalBroker_ResolveDecisionCarriesTheReason(t *testing.T) {
-	perm, err := permission.New([]byte(`{"agentlane":{"side_effect_approval":{}}}`))
-	require.NoError(t, err)
+	perm := builtinGate(t, "permission", `{"agentlane":{"side_effect_approval":{}}}`)
 	broker := controller.NewApprovalBroker(false)
-	e := newEnv(t, []binding{hard("perm", nativeGate(perm.Evaluate), "write")}, func(c *controller.Config) { c.Approvals = broker.Callback() })
+	e := newEnv(t, []binding{hard("perm", perm, "write")}, func(c *controller.Config) { c.Approvals = broker.Callback() })
 	require.NoError(t, e.m.Register(controller.Tool{ID: "write", Fn: e.echo}))
 	done := make(chan error, 1)
 	go func() {
@@ -101,7 +98,7 @@ func TestApprovalBroker_ResolveDecisionCarriesTheReason(t *testing.T) {
 	require.False(t, broker.ResolveDecision("tool-approval-99", controller.ApprovalDecision{Decision: abi.DecisionDeny}))
 	require.True(t, broker.ResolveDecision(pending[0].ID, controller.ApprovalDecision{Decision: abi.DecisionDeny, Reason: "ask Ana first",
 		Approver: &governance.ActorRef{Kind: "user", ID: "bo"}}))
-	err = <-done
+	err := <-done
 	var de *governance.GovernanceDeniedError
 	require.ErrorAs(t, err, &de)
 	require.Equal(t, "ask Ana first", de.Message)

@@ -9,7 +9,6 @@ import (
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/plugins/permission"
 )
 
 // AgentLane's ToolApprovalBroker(record_immediate_decisions=True) returns
@@ -61,8 +60,7 @@ func TestApprovalBroker_ImmediateDecisionKeepsItsReason(t *testing.T) {
 // denies, with its own words) has the agent shown exactly those words, and
 // nothing of them is recorded in evidence.
 func TestInvoke_ImmediateBrokerDecision_AgentSeesItsReason(t *testing.T) {
-	perm, err := permission.New([]byte(`{"agentlane":{"side_effect_approval":{}}}`))
-	require.NoError(t, err)
+	perm := builtinGate(t, "permission", `{"agentlane":{"side_effect_approval":{}}}`)
 	const reason = " writes are frozen for the release; ask in #release "
 	b := controller.NewApprovalBroker(true)
 	events, cancel := b.Events()
@@ -70,9 +68,9 @@ func TestInvoke_ImmediateBrokerDecision_AgentSeesItsReason(t *testing.T) {
 	cb := func(ctx context.Context, req controller.ApprovalRequest) (controller.ApprovalDecision, error) {
 		return b.DecideWith(ctx, req, controller.ApprovalDecision{Decision: abi.DecisionDeny, Reason: reason})
 	}
-	e := newEnv(t, []binding{hard("perm", nativeGate(perm.Evaluate), "write")}, func(c *controller.Config) { c.Approvals = cb })
+	e := newEnv(t, []binding{hard("perm", perm, "write")}, func(c *controller.Config) { c.Approvals = cb })
 	require.NoError(t, e.m.Register(controller.Tool{ID: "write", Fn: e.echo}))
-	_, err = invokeWrite(e)
+	_, err := invokeWrite(e)
 	var de *governance.GovernanceDeniedError
 	require.ErrorAs(t, err, &de)
 	require.Equal(t, reason, de.Message)

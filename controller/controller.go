@@ -136,7 +136,7 @@ func checkContext(call Call, opctx *governance.OperationContext) error {
 	case opctx.ToolID != call.Tool:
 		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "operation context is pinned to tool " + opctx.ToolID}
 	}
-	if _, err := governance.NewOperationContext(*opctx); err != nil {
+	if err := opctx.Validate(); err != nil {
 		return &governance.GovernanceBypassError{Tool: call.Tool, Reason: "invalid operation context: " + err.Error()}
 	}
 	return nil

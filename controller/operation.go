@@ -68,13 +68,15 @@ func (op *operation) gateActor() *abi.ActorRef {
 	if !ok {
 		return nil
 	}
-	ref := abi.ActorRef{Kind: a.Kind, ID: a.ID}
 	if op.usedActors == len(op.gateActors) {
-		return &ref
+		return &abi.ActorRef{Kind: a.Kind, ID: a.ID}
 	}
+	// NB: written into the slot, never through a local whose address
+	// escapes on the other branch: that local would be allocated on every
+	// call, inline slot or not.
 	slot := &op.gateActors[op.usedActors]
 	op.usedActors++
-	*slot = ref
+	*slot = abi.ActorRef{Kind: a.Kind, ID: a.ID}
 	return slot
 }
 

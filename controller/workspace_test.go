@@ -13,7 +13,6 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
 	"github.com/govhost/govhost/pathfacts"
-	"github.com/govhost/govhost/plugins/pathguard"
 )
 
 // issue 15 §2: a task opened with a workspace passes it, resolved, to
@@ -27,12 +26,11 @@ func TestTask_WorkspaceReachesGates(t *testing.T) {
 	require.NoError(t, os.MkdirAll(other, 0o755))
 	require.NoError(t, os.Symlink(proj, filepath.Join(root, "proj-link")))
 
-	guard, err := pathguard.New([]byte(`{"kind":"workspace","root":"$workspace"}`))
-	require.NoError(t, err)
+	guard := builtinGate(t, "pathguard", `{"kind":"workspace","root":"$workspace"}`)
 	var seen []string
 	gate := nativeGate(func(in abi.GateInput) abi.GateOutput {
 		seen = append(seen, in.Workspace)
-		return guard.Evaluate(in)
+		return guard(in)
 	})
 	e := newEnv(t, []binding{hard("paths", gate, "read")}, func(c *controller.Config) { c.PathFacts = pathfacts.ResolveCall })
 	ctx := context.Background()
@@ -54,7 +52,7 @@ func TestTask_WorkspaceReachesGates(t *testing.T) {
 	require.NoError(t, read(inProj, "proj/a.txt"))
 	var de *governance.GovernanceDeniedError
 	require.ErrorAs(t, read(inProj, "other/a.txt"), &de)
-	require.Equal(t, pathguard.ReasonOutsideRoot, de.ReasonCode)
+	require.Equal(t, "path.outside_root", de.ReasonCode)
 
 	inOther := open(other)
 	require.NoError(t, read(inOther, "other/a.txt"), "the same policy follows the other task's workspace")
@@ -63,7 +61,7 @@ func TestTask_WorkspaceReachesGates(t *testing.T) {
 
 	none := open("")
 	require.ErrorAs(t, read(none, "proj/a.txt"), &de)
-	require.Equal(t, pathguard.ReasonNoWorkspace, de.ReasonCode, "a $workspace policy without a task workspace denies")
+	require.Equal(t, "path.no_workspace", de.ReasonCode, "a $workspace policy without a task workspace denies")
 	require.Equal(t, []string{proj, proj, other, other, ""}, seen)
 
 	opctx, err := inProj.Context("read")
@@ -72,7 +70,7 @@ func TestTask_WorkspaceReachesGates(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e.m.Invoke(ctx, controller.Call{Tool: "read", Operation: "read_file", Arguments: json.RawMessage(`{"path":"proj/a.txt"}`), Cwd: root}, &opctx)
 	require.ErrorAs(t, err, &de, "a closed task's workspace is forgotten")
-	require.Equal(t, pathguard.ReasonNoWorkspace, de.ReasonCode)
+	require.Equal(t, "path.no_workspace", de.ReasonCode)
 }
 
 func TestOpenTask_WorkspaceMustBeAbsolute(t *testing.T) {
@@ -93,12 +91,11 @@ func TestDryRun_Workspace(t *testing.T) {
 	root, err := pathfacts.Canonical(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, os.Symlink(root, filepath.Join(root, "link")))
-	guard, err := pathguard.New([]byte(`{"kind":"workspace","root":"$workspace"}`))
-	require.NoError(t, err)
-	e := newEnv(t, []binding{hard("paths", nativeGate(guard.Evaluate), "read"), {id: "adv", level: governance.LevelAdvisory, tools: []string{"read"}, gate: answer(abi.DecisionDeny, "adv.no")}})
+	guard := builtinGate(t, "pathguard", `{"kind":"workspace","root":"$workspace"}`)
+	e := newEnv(t, []binding{hard("paths", guard, "read"), {id: "adv", level: governance.LevelAdvisory, tools: []string{"read"}, gate: answer(abi.DecisionDeny, "adv.no")}})
 	provider := controller.GateProviderFunc(func(_ context.Context, b governance.ExecutableGateBinding) (controller.Gate, error) {
 		if b.GateID() == "paths" {
-			return nativeGate(guard.Evaluate), nil
+			return guard, nil
 		}
 		return answer(abi.DecisionDeny, "adv.no"), nil
 	})
@@ -112,7 +109,7 @@ func TestDryRun_Workspace(t *testing.T) {
 	res, err = controller.DryRun(context.Background(), provider, e.snap, call, controller.DryRunOptions{PathFacts: pathfacts.ResolveCall})
 	require.NoError(t, err)
 	require.Equal(t, abi.DecisionDeny, res.Decision)
-	require.Equal(t, pathguard.ReasonNoWorkspace, res.ReasonCode)
+	require.Equal(t, "path.no_workspace", res.ReasonCode)
 
 	_, err = controller.DryRun(context.Background(), provider, e.snap, call, controller.DryRunOptions{Workspace: "rel"})
 	var ve *governance.ValidationError

@@ -71,17 +71,20 @@ func CheckBatch(head governance.ChainHead, records []governance.EvidenceRecord) 
 	}
 	seen := seenInBatch{records: records}
 	chain := records[0].ChainID
-	for i, r := range records {
+	for i := range records {
+		// NB: by index, not by value: a record is a few hundred bytes, and
+		// this runs for every batch of every store.
+		r := &records[i]
 		if r.ChainID != chain {
 			return ErrBatchChains
 		}
 		if err := seen.repeated(i); err != nil {
 			return err
 		}
-		if err := CheckPosition(head, r); err != nil {
+		if err := CheckPosition(head, *r); err != nil {
 			return err
 		}
-		head = r.Head()
+		head = governance.ChainHead{Sequence: r.Sequence, Hash: r.ChainHash}
 	}
 	return nil
 }
@@ -101,16 +104,16 @@ const smallBatch = 16
 // repeated reports records[i] if its id or chain hash is one of the
 // records before it.
 func (s *seenInBatch) repeated(i int) error {
-	r := s.records[i]
+	r := &s.records[i]
 	if len(s.records) <= smallBatch {
-		for _, prev := range s.records[:i] {
-			if prev.RecordID == r.RecordID {
-				return DuplicateID(r)
+		for j := range i {
+			if s.records[j].RecordID == r.RecordID {
+				return DuplicateID(*r)
 			}
 		}
-		for _, prev := range s.records[:i] {
-			if prev.ChainHash == r.ChainHash {
-				return DuplicateHash(r)
+		for j := range i {
+			if s.records[j].ChainHash == r.ChainHash {
+				return DuplicateHash(*r)
 			}
 		}
 		return nil
@@ -119,10 +122,10 @@ func (s *seenInBatch) repeated(i int) error {
 		s.ids, s.hashes = make(map[uuid.UUID]bool, len(s.records)), make(map[string]bool, len(s.records))
 	}
 	if s.ids[r.RecordID] {
-		return DuplicateID(r)
+		return DuplicateID(*r)
 	}
 	if s.hashes[r.ChainHash] {
-		return DuplicateHash(r)
+		return DuplicateHash(*r)
 	}
 	s.ids[r.RecordID], s.hashes[r.ChainHash] = true, true
 	return nil

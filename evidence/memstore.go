@@ -3,7 +3,9 @@ package evidence
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -35,10 +37,39 @@ type MemStore struct {
 
 type memChain struct {
 	mu sync.Mutex // serializes appends to this chain
+	id uuid.UUID
 	// chunks hold the records in order, each chunk memChunk records long
 	// but the last; records are never modified in place.
-	chunks [][]governance.EvidenceRecord
+	chunks [][]memRecord
 	n      int
+}
+
+// memRecord is a stored record in less than half an EvidenceRecord's
+// size, with fewer pointers for the collector to follow: the store keeps
+// every record in the heap, and a governed call adds six. It leaves out
+// what its place in the chain implies (the chain id, the sequence, the
+// previous record's hash, the one hash algorithm), keeps the time as
+// microseconds and shares the policy pin with the record before it. A
+// record that does not compact to exactly itself (a tamper case's) is
+// kept whole in full; record() gives back a value equal to the record
+// appended, field for field.
+type memRecord struct {
+	id      uuid.UUID
+	op, sup uuid.NullUUID
+	typ     uint8 // index in governance.EvidenceTypes
+	created int64 // Unix microseconds
+	payload string
+	digest  string
+	hash    string // the chain hash, also of a full record
+	pin     *memPin
+	full    *governance.EvidenceRecord
+}
+
+// memPin is a record's policy pin, shared by the consecutive records that
+// have it.
+type memPin struct {
+	id      uuid.UUID
+	version string
 }
 
 // memChunk is how many records one chunk of a chain holds.
@@ -63,7 +94,7 @@ func (s *MemStore) chain(id uuid.UUID, create bool) *memChain {
 	defer s.mu.Unlock()
 	c := s.chains[id]
 	if c == nil && create {
-		c = &memChain{}
+		c = &memChain{id: id}
 		s.chains[id] = c
 	}
 	return c
@@ -101,50 +132,137 @@ func (s *MemStore) commit(records []governance.EvidenceRecord) ([]governance.App
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.mu.Lock()
-	for _, r := range records {
-		if _, dup := s.ids[r.RecordID]; dup {
-			s.mu.Unlock()
-			return nil, DuplicateID(r)
-		}
+	// Step 2 and the index's update in one probe a record (the index is
+	// the store's largest map: a probe is a cache miss): each id is added
+	// as it is checked, and taken out again if the batch is refused.
+	added, err := s.addIDs(records)
+	if err == nil {
+		err = CheckBatch(c.head(), records)
 	}
-	if err := CheckBatch(c.head(), records); err != nil {
+	if err != nil {
+		for i := range added {
+			delete(s.ids, records[i].RecordID)
+		}
 		s.mu.Unlock()
 		return nil, err
 	}
-	receipts := make([]governance.AppendReceipt, len(records))
-	for i, r := range records {
-		s.ids[r.RecordID] = struct{}{}
-		receipts[i] = governance.ReceiptFor(r)
-	}
 	s.mu.Unlock()
+	receipts := make([]governance.AppendReceipt, len(records))
+	for i := range records {
+		receipts[i] = governance.ReceiptFor(records[i])
+	}
 	c.add(records)
 	return receipts, nil
 }
 
+// addIDs adds the records' ids to the index, in order, until one is
+// stored already: that one is refused as a duplicate id, as before any
+// other check. An id that repeats inside the batch is not one the store
+// holds: it is left to CheckBatch, which names it as such. It returns how
+// many ids it added (the first ones); the caller holds s.mu.
+func (s *MemStore) addIDs(records []governance.EvidenceRecord) (added int, err error) {
+	for i := range records {
+		id := records[i].RecordID
+		n := len(s.ids)
+		s.ids[id] = struct{}{}
+		if len(s.ids) > n {
+			continue
+		}
+		if !idIn(records[:i], id) {
+			return i, DuplicateID(records[i])
+		}
+		// NB: a repeat inside the batch, which CheckBatch reports, unless
+		// a later record's id is one the store holds: that comes first.
+		for k := i + 1; k < len(records); k++ {
+			if _, held := s.ids[records[k].RecordID]; held && !idIn(records[:i], records[k].RecordID) {
+				return i, DuplicateID(records[k])
+			}
+		}
+		return i, nil
+	}
+	return len(records), nil
+}
+
+// idIn reports whether id is one of the records' ids.
+func idIn(records []governance.EvidenceRecord, id uuid.UUID) bool {
+	for j := range records {
+		if records[j].RecordID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // add appends records to the chain's chunks; the caller holds c.mu.
 func (c *memChain) add(records []governance.EvidenceRecord) {
-	for len(records) > 0 {
+	for i := range records {
 		if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == memChunk {
-			c.chunks = append(c.chunks, make([]governance.EvidenceRecord, 0, memChunk))
+			c.chunks = append(c.chunks, make([]memRecord, 0, memChunk))
 		}
 		last := &c.chunks[len(c.chunks)-1]
-		n := min(memChunk-len(*last), len(records))
-		*last = append(*last, records[:n]...)
-		records = records[n:]
-		c.n += n
+		*last = append(*last, c.compact(&records[i]))
+		c.n++
 	}
 }
 
-// at returns the record at index i; the caller holds c.mu.
-func (c *memChain) at(i int) *governance.EvidenceRecord {
+// compact is r as the chain's next record keeps it.
+func (c *memChain) compact(r *governance.EvidenceRecord) memRecord {
+	var prevHash string
+	var pin *memPin
+	if c.n > 0 {
+		prev := c.at(c.n - 1)
+		prevHash, pin = prev.hash, prev.pin
+	}
+	typ := slices.Index(governance.EvidenceTypes, r.RecordType)
+	created := r.CreatedAt.UnixMicro()
+	if r.ChainID != c.id || r.Sequence != int64(c.n) || r.PreviousChainHash != prevHash ||
+		r.HashAlgorithm != governance.HashAlgorithm || typ < 0 || typ > math.MaxUint8 ||
+		time.UnixMicro(created).UTC() != r.CreatedAt {
+		full := *r
+		return memRecord{hash: r.ChainHash, full: &full}
+	}
+	if pin == nil || pin.id != r.PolicyID || pin.version != r.PolicyVersion {
+		pin = &memPin{id: r.PolicyID, version: r.PolicyVersion}
+	}
+	return memRecord{
+		id: r.RecordID, op: r.OperationID, sup: r.SupersedesRecordID, typ: uint8(typ), created: created,
+		payload: r.PayloadJSON, digest: r.PayloadDigest, hash: r.ChainHash, pin: pin,
+	}
+}
+
+// at returns the stored record at index i; the caller holds c.mu.
+func (c *memChain) at(i int) *memRecord {
 	return &c.chunks[i/memChunk][i%memChunk]
+}
+
+// record returns the record at index i as it was appended; the caller
+// holds c.mu.
+func (c *memChain) record(i int) governance.EvidenceRecord {
+	m := c.at(i)
+	if m.full != nil {
+		return *m.full
+	}
+	var prev string
+	if i > 0 {
+		prev = c.at(i - 1).hash
+	}
+	return governance.EvidenceRecord{
+		RecordID: m.id, RecordType: governance.EvidenceTypes[m.typ], ChainID: c.id, OperationID: m.op,
+		Sequence: int64(i), PolicyID: m.pin.id, PolicyVersion: m.pin.version, PayloadJSON: m.payload,
+		PayloadDigest: m.digest, PreviousChainHash: prev, ChainHash: m.hash, SupersedesRecordID: m.sup,
+		CreatedAt: time.UnixMicro(m.created).UTC(), HashAlgorithm: governance.HashAlgorithm,
+	}
 }
 
 func (c *memChain) head() governance.ChainHead {
 	if c.n == 0 {
 		return governance.EmptyHead
 	}
-	return c.at(c.n - 1).Head()
+	m := c.at(c.n - 1)
+	if m.full != nil {
+		return m.full.Head()
+	}
+	return governance.ChainHead{Sequence: int64(c.n - 1), Hash: m.hash}
 }
 
 // copyFrom returns a copy of the chain's records from index start on.
@@ -153,7 +271,7 @@ func (c *memChain) copyFrom(start int) []governance.EvidenceRecord {
 	defer c.mu.Unlock()
 	out := make([]governance.EvidenceRecord, 0, max(c.n-start, 0))
 	for i := start; i < c.n; i++ {
-		out = append(out, *c.at(i))
+		out = append(out, c.record(i))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -80,4 +81,102 @@ func TestCheckBatch_RepeatsInsideTheBatch(t *testing.T) {
 		require.ErrorAs(t, evidence.CheckBatch(governance.EmptyHead, sameHash), &ce)
 		require.Equal(t, governance.ConflictDuplicateHash, ce.Kind, "batch of %d", n)
 	}
+}
+
+// A refused batch leaves nothing behind in the store's id index, whatever
+// refused it, and each refusal names what a store that checks every id
+// before the chain's position would name: an id the store holds first,
+// then a repeat inside the batch, then the position.
+func TestMemStore_RefusedBatchLeavesNoID(t *testing.T) {
+	ctx := context.Background()
+	s := evidence.NewMemStore()
+	_, held := storetest.Fill(t, s, 2)
+	chain, policy := uuid.New(), uuid.New()
+	// batch builds records on chain after head, with the ids given.
+	batch := func(head governance.ChainHead, ids ...uuid.UUID) []governance.EvidenceRecord {
+		var recs []governance.EvidenceRecord
+		for i, id := range ids {
+			r, err := governance.NextRecord(head, governance.RecordSpec{
+				RecordID: id, Type: governance.GateEvaluated, ChainID: chain, PolicyID: policy,
+				PolicyVersion: "v1", Payload: map[string]any{"i": i},
+			})
+			require.NoError(t, err)
+			recs = append(recs, r)
+			head = r.Head()
+		}
+		return recs
+	}
+	refused := func(recs []governance.EvidenceRecord, kind governance.ConflictKind, id uuid.UUID) {
+		t.Helper()
+		_, err := s.AppendBatch(ctx, recs)
+		var ce *governance.EvidenceConflictError
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, kind, ce.Kind)
+		require.Equal(t, id.String(), ce.RecordID)
+		head, err := s.Head(ctx, chain)
+		require.NoError(t, err)
+		require.Equal(t, governance.EmptyHead, head)
+	}
+	b0, b1, b2 := uuid.New(), uuid.New(), uuid.New()
+	refused(batch(governance.EmptyHead, b0, held[1].RecordID), governance.ConflictDuplicateRecordID, held[1].RecordID)
+	refused(batch(governance.EmptyHead, b0, b0), governance.ConflictDuplicateRecordID, b0)
+	refused(batch(governance.EmptyHead, b0, b0, held[0].RecordID), governance.ConflictDuplicateRecordID, held[0].RecordID)
+	refused(batch(governance.EmptyHead, b0, b1, b2)[1:], governance.ConflictSequence, b1)
+
+	recs := batch(governance.EmptyHead, b0, b1, b2)
+	_, err := s.AppendBatch(ctx, recs)
+	require.NoError(t, err, "the refused batches left their ids in the index")
+	_, err = s.Append(ctx, recs[2]) // a replay
+	var ce *governance.EvidenceConflictError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, governance.ConflictDuplicateRecordID, ce.Kind)
+}
+
+// The store keeps records compactly (what the chain implies left out, the
+// policy pin shared): every field reads back as appended — types, pins
+// that change along the chain, null and set ids — and a record changed in
+// place (the tamper cases) changes alone: the next record keeps the
+// previous hash it was appended with.
+func TestMemStore_ReadsBackEveryField(t *testing.T) {
+	ctx := context.Background()
+	s := evidence.NewMemStore()
+	chain := uuid.New()
+	pins := []struct {
+		id      uuid.UUID
+		version string
+	}{{uuid.New(), "v1"}, {uuid.New(), "v1"}, {uuid.New(), "2026-12 \"rc\""}}
+	head := governance.EmptyHead
+	var want []governance.EvidenceRecord
+	for i, typ := range append(governance.EvidenceTypes, governance.EvidenceTypes...) {
+		pin := pins[i/3%len(pins)]
+		spec := governance.RecordSpec{
+			Type: typ, ChainID: chain, PolicyID: pin.id, PolicyVersion: pin.version,
+			Payload: map[string]any{"i": i}, CreatedAt: time.Date(2026, 12, 6, 5, 0, i, 1000*i, time.UTC),
+		}
+		if i%2 == 0 {
+			spec.OperationID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+		}
+		if typ == governance.RecordSuperseded {
+			spec.SupersedesRecordID = uuid.NullUUID{UUID: want[0].RecordID, Valid: true}
+		}
+		r, err := governance.NextRecord(head, spec)
+		require.NoError(t, err)
+		_, err = s.Append(ctx, r)
+		require.NoError(t, err)
+		want = append(want, r)
+		head = r.Head()
+	}
+	got, err := s.Read(ctx, chain, -1)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	evidence.TamperMem(s, chain, 4, func(r *governance.EvidenceRecord) { r.ChainHash = want[9].ChainHash })
+	got, err = s.Read(ctx, chain, 3)
+	require.NoError(t, err)
+	require.Equal(t, want[9].ChainHash, got[0].ChainHash)
+	require.Equal(t, want[4].ChainHash, got[1].PreviousChainHash)
+	require.Equal(t, want[5:], got[1:])
+	res, err := s.Verify(ctx, chain, head.Hash)
+	require.NoError(t, err)
+	require.False(t, res.Valid)
 }

@@ -3,7 +3,6 @@ package governance
 import (
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"sync"
 	"time"
 
@@ -141,17 +140,17 @@ func (b *SealedBatch) Release() {
 // build writes the records of specs after head (NextRecords).
 func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 	const hexLen = 2 * sha256.Size
-	// text holds head's hash, then for each record its payload, payload
-	// digest and chain hash; at[i] is where record i's payload starts.
+	// text holds for each record its payload, payload digest and chain
+	// hash; at[i] is where record i's payload starts. The first record's
+	// previous hash is head's own string (a store keeps every batch's
+	// text: a copy of it in each would be kept too).
 	// esc holds the escaped payloads, record i's from escAt[i] to
 	// escAt[i+1].
 	text, at, chain, esc, escAt := w.text[:0], w.at[:0], w.chain[:0], w.esc[:0], w.escAt[:0]
 	defer func() { w.text, w.at, w.chain, w.esc, w.escAt = text, at, chain, esc, escAt }()
-	if !head.IsEmpty() {
-		text = append(text, head.Hash...)
-	}
-	prevStart, prevEnd := 0, len(text)
+	prevStart, prevEnd := 0, 0
 	recs := make([]EvidenceRecord, len(specs))
+	var ids recordIDs
 	escAt = append(escAt, 0)
 	for i, spec := range specs {
 		payload := spec.Payload
@@ -178,7 +177,7 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 		}
 		id := spec.RecordID
 		if id == uuid.Nil {
-			id = newRecordID()
+			id = ids.next()
 		}
 		r := &recs[i]
 		*r = EvidenceRecord{
@@ -194,7 +193,12 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 			return nil, err
 		}
 		chain = append(chain, esc[escAt[i]:escAt[i+1]]...)
-		if chain, err = appendChainInputTail(chain, r, text[prevStart:prevEnd]); err != nil {
+		if i == 0 {
+			chain, err = appendChainInputTail(chain, r, r.previousOf(head))
+		} else {
+			chain, err = appendChainInputTail(chain, r, text[prevStart:prevEnd])
+		}
+		if err != nil {
 			return nil, err
 		}
 		text = appendHexSum(text, sha256.Sum256(chain))
@@ -210,7 +214,10 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 		prevStart, prevEnd = end+hexLen, end+2*hexLen
 	}
 	all := string(text) // NB: the one allocation of the batch's texts
-	prev := all[:at0(at, len(all))]
+	prev := head.Hash
+	if head.IsEmpty() {
+		prev = ""
+	}
 	payloads := w.payloads[:0]
 	for i := range recs {
 		p := at[i]
@@ -234,15 +241,6 @@ func (r *EvidenceRecord) previousOf(head ChainHead) string {
 		return ""
 	}
 	return head.Hash
-}
-
-// at0 is where the first record's payload starts (after head's hash), or
-// n for an empty batch.
-func at0(at []int, n int) int {
-	if len(at) == 0 {
-		return n
-	}
-	return at[0]
 }
 
 // batchWriter is NextRecords' scratch space, kept between calls so a
@@ -274,15 +272,27 @@ var batchPool = sync.Pool{New: func() any {
 func appendHexSum(dst []byte, sum [sha256.Size]byte) []byte {
 	n := len(dst)
 	dst = append(dst, make([]byte, 2*sha256.Size)...)
-	hex.Encode(dst[n:], sum[:])
+	encodeHex(dst[n:], sum[:])
 	return dst
 }
 
-// newRecordID is uuid.New (version 4, from crypto/rand) without its heap
-// allocation: every record of every governed call takes one.
-func newRecordID() uuid.UUID {
+// recordIDs hands out new record ids (uuid.New: version 4, from
+// crypto/rand) without uuid.New's heap allocation, reading the random
+// bytes of several ids at a time: a governed call takes six, and each
+// read is a call into the kernel's generator.
+type recordIDs struct {
+	random [8 * 16]byte
+	left   int // ids not yet handed out at the end of random
+}
+
+func (r *recordIDs) next() uuid.UUID {
+	if r.left == 0 {
+		_, _ = rand.Read(r.random[:]) // crypto/rand.Read never fails; it crashes the program instead
+		r.left = len(r.random) / 16
+	}
+	r.left--
 	var id uuid.UUID
-	_, _ = rand.Read(id[:])   // crypto/rand.Read never fails; it crashes the program instead
+	copy(id[:], r.random[16*r.left:])
 	id[6] = id[6]&0x0f | 0x40 // version 4
 	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
 	return id

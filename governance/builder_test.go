@@ -9,8 +9,12 @@ import (
 
 func TestNewRecordID_IsARandomVersion4UUID(t *testing.T) {
 	seen := map[uuid.UUID]bool{}
-	for range 1000 {
-		id := newRecordID()
+	var ids, other recordIDs // several refills of each, interleaved
+	for i := range 1000 {
+		id := ids.next()
+		if i%3 == 0 {
+			id = other.next()
+		}
 		require.Equal(t, uuid.Version(4), id.Version())
 		require.Equal(t, uuid.RFC4122, id.Variant())
 		require.False(t, seen[id])

@@ -46,36 +46,45 @@ type OperationContext struct {
 // NewOperationContext validates c and returns a copy with its time
 // normalized to UTC microseconds and its actor copied.
 func NewOperationContext(c OperationContext) (OperationContext, error) {
-	switch {
-	case c.OperationID == uuid.Nil:
-		return OperationContext{}, &ValidationError{Field: "operation_id", Reason: "is required"}
-	case c.ChainID == uuid.Nil:
-		return OperationContext{}, &ValidationError{Field: "chain_id", Reason: "is required"}
-	case c.TaskBoundaryID == uuid.Nil:
-		return OperationContext{}, &ValidationError{Field: "task_boundary_id", Reason: "is required"}
-	case c.ToolID == "":
-		return OperationContext{}, &ValidationError{Field: "tool_id", Reason: "is required"}
-	case c.PolicyID == uuid.Nil:
-		return OperationContext{}, &ValidationError{Field: "policy_id", Reason: "is required"}
-	case c.PolicyVersion == "":
-		return OperationContext{}, &ValidationError{Field: "policy_version", Reason: "is required"}
-	}
-	if err := checkDigest("policy_digest", c.PolicyDigest); err != nil {
+	if err := c.Validate(); err != nil {
 		return OperationContext{}, err
 	}
 	if c.Actor != nil {
-		if err := c.Actor.Validate(); err != nil {
-			return OperationContext{}, err
-		}
 		a := *c.Actor
 		c.Actor = &a
 	}
-	t, err := NormalizeTime("started_at", c.StartedAt)
-	if err != nil {
-		return OperationContext{}, err
-	}
-	c.StartedAt = t
+	c.StartedAt, _ = NormalizeTime("started_at", c.StartedAt) // NB: checked by Validate
 	return c, nil
+}
+
+// Validate is NewOperationContext's checks, with its errors, without
+// making the copy: a governed call checks the caller's context once and
+// keeps its own copy of the fields it uses.
+func (c OperationContext) Validate() error {
+	switch {
+	case c.OperationID == uuid.Nil:
+		return &ValidationError{Field: "operation_id", Reason: "is required"}
+	case c.ChainID == uuid.Nil:
+		return &ValidationError{Field: "chain_id", Reason: "is required"}
+	case c.TaskBoundaryID == uuid.Nil:
+		return &ValidationError{Field: "task_boundary_id", Reason: "is required"}
+	case c.ToolID == "":
+		return &ValidationError{Field: "tool_id", Reason: "is required"}
+	case c.PolicyID == uuid.Nil:
+		return &ValidationError{Field: "policy_id", Reason: "is required"}
+	case c.PolicyVersion == "":
+		return &ValidationError{Field: "policy_version", Reason: "is required"}
+	}
+	if err := checkDigest("policy_digest", c.PolicyDigest); err != nil {
+		return err
+	}
+	if c.Actor != nil {
+		if err := c.Actor.Validate(); err != nil {
+			return err
+		}
+	}
+	_, err := NormalizeTime("started_at", c.StartedAt)
+	return err
 }
 
 // Child returns the context of an operation started by c: a new operation

@@ -3,7 +3,6 @@ package governance
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -69,14 +68,20 @@ func (f *Fields) Release() {
 	fieldsPool.Put(f)
 }
 
+// set keeps the list sorted by key as it goes (byte order, as Canonical
+// sorts map keys), so encoding needs no sort: a payload's few keys are
+// set once each, mostly in order, and an insertion moves at most the few
+// fields after it.
 func (f *Fields) set(nf field) *Fields {
-	for i := range f.list {
-		if f.list[i].key == nf.key {
-			f.list[i] = nf
-			return f
-		}
+	i := len(f.list)
+	for i > 0 && f.list[i-1].key >= nf.key {
+		i--
 	}
-	f.list = append(f.list, nf)
+	if i < len(f.list) && f.list[i].key == nf.key {
+		f.list[i] = nf
+		return f
+	}
+	f.list = slices.Insert(f.list, i, nf)
 	return f
 }
 
@@ -114,9 +119,8 @@ func (f *Fields) Value(key string, v any) *Fields {
 func (f *Fields) Len() int { return len(f.list) }
 
 // appendCanonical writes the object with its keys sorted as Canonical
-// sorts map keys (byte order of the UTF-8 text).
+// sorts map keys (byte order of the UTF-8 text): set keeps them so.
 func (f *Fields) appendCanonical(dst []byte) ([]byte, error) {
-	slices.SortFunc(f.list, func(a, b field) int { return strings.Compare(a.key, b.key) })
 	dst = append(dst, '{')
 	var err error
 	for i := range f.list {

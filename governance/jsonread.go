@@ -2,11 +2,9 @@ package governance
 
 import (
 	"encoding/json"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
-// jsonReader is the host side's one JSON value reader: one pass over the
+// jsonReader is the host side's one JSON value builder, on the one scanner (strict_scan.go): one pass over the
 // bytes, building exactly what encoding/json's Decoder with UseNumber
 // builds (map[string]any, []any, string, json.Number, bool, nil) for the
 // input ParseJSON accepts. It reports only success or failure: on failure
@@ -14,29 +12,13 @@ import (
 // offsets are ParseJSON's contract. Refused here (and so explained by the
 // slow path): invalid UTF-8, unpaired surrogate escapes, raw control
 // characters in strings, malformed numbers and literals, nesting deeper
-// than maxReadDepth, trailing data.
+// than maxJSONDepth, trailing data.
 //
 // Why not encoding/json on the hot path? Every governed call parses its
 // argument object, and json.Decoder's token API costs about twenty
 // allocations for a two-member object (measured, docs/performance.md).
 type jsonReader struct {
-	b []byte
-	i int
-}
-
-// maxReadDepth bounds the fast path's recursion; deeper input goes to
-// encoding/json, which has its own bound.
-const maxReadDepth = 512
-
-func (r *jsonReader) ws() {
-	for r.i < len(r.b) {
-		switch r.b[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
-		}
-	}
+	jsonScanner
 }
 
 // document reads one value surrounded by optional whitespace and nothing
@@ -72,7 +54,7 @@ func (r *jsonReader) objectDocument() (map[string]any, []string, bool) {
 }
 
 func (r *jsonReader) value(depth int) (any, bool) {
-	if depth > maxReadDepth || r.i >= len(r.b) {
+	if depth > maxJSONDepth || r.i >= len(r.b) {
 		return nil, false
 	}
 	switch c := r.b[r.i]; {
@@ -82,10 +64,10 @@ func (r *jsonReader) value(depth int) (any, bool) {
 	case c == '[':
 		return r.array(depth)
 	case c == '"':
-		s, ok := r.str()
+		s, ok := r.strValue()
 		return s, ok
 	case c == '-' || (c >= '0' && c <= '9'):
-		return r.number()
+		return r.numberValue()
 	case c == 't':
 		return true, r.literal("true")
 	case c == 'f':
@@ -96,157 +78,30 @@ func (r *jsonReader) value(depth int) (any, bool) {
 	return nil, false
 }
 
-func (r *jsonReader) literal(lit string) bool {
-	if len(r.b)-r.i < len(lit) || string(r.b[r.i:r.i+len(lit)]) != lit {
-		return false
-	}
-	r.i += len(lit)
-	return true
-}
-
-// number reads RFC 8259's number grammar and keeps the literal.
-func (r *jsonReader) number() (any, bool) {
+// numberValue reads a number and keeps its literal.
+func (r *jsonReader) numberValue() (any, bool) {
 	start := r.i
-	if r.b[r.i] == '-' {
-		r.i++
-	}
-	switch {
-	case r.i < len(r.b) && r.b[r.i] == '0':
-		r.i++
-	case r.i < len(r.b) && r.b[r.i] >= '1' && r.b[r.i] <= '9':
-		r.digits()
-	default:
+	if !r.number() {
 		return nil, false
-	}
-	if r.i < len(r.b) && r.b[r.i] == '.' {
-		r.i++
-		if r.digits() == 0 {
-			return nil, false
-		}
-	}
-	if r.i < len(r.b) && (r.b[r.i] == 'e' || r.b[r.i] == 'E') {
-		r.i++
-		if r.i < len(r.b) && (r.b[r.i] == '+' || r.b[r.i] == '-') {
-			r.i++
-		}
-		if r.digits() == 0 {
-			return nil, false
-		}
 	}
 	return json.Number(r.b[start:r.i]), true
 }
 
-func (r *jsonReader) digits() int {
-	start := r.i
-	for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
-		r.i++
+// strValue reads a string; a body without escapes is copied once, as is.
+func (r *jsonReader) strValue() (string, bool) {
+	raw, escaped, f := r.str()
+	switch {
+	case f != faultNone:
+		return "", false
+	case !escaped:
+		return string(raw), true
 	}
-	return r.i - start
-}
-
-// str reads a string; a body without escapes is copied once, as is.
-func (r *jsonReader) str() (string, bool) {
-	r.i++ // opening quote
-	start := r.i
-	for r.i < len(r.b) {
-		c := r.b[r.i]
-		switch {
-		case c == '"':
-			s := string(r.b[start:r.i])
-			r.i++
-			return s, true
-		case c == '\\':
-			return r.escapedStr(start)
-		case c < 0x20:
-			return "", false
-		case c < utf8.RuneSelf:
-			r.i++
-		default:
-			ch, size := utf8.DecodeRune(r.b[r.i:])
-			if ch == utf8.RuneError && size == 1 {
-				return "", false
-			}
-			r.i += size
-		}
-	}
-	return "", false
-}
-
-// escapedStr finishes a string whose body from start holds an escape at
-// r.i, decoding into a new buffer.
-func (r *jsonReader) escapedStr(start int) (string, bool) {
-	buf := make([]byte, 0, r.i-start+16)
-	buf = append(buf, r.b[start:r.i]...)
-	for r.i < len(r.b) {
-		c := r.b[r.i]
-		switch {
-		case c == '"':
-			r.i++
-			return string(buf), true
-		case c == '\\':
-			if r.i+1 >= len(r.b) {
-				return "", false
-			}
-			r.i += 2
-			switch r.b[r.i-1] {
-			case '"', '\\', '/':
-				buf = append(buf, r.b[r.i-1])
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				u, ok := hex4(r.b, r.i)
-				if !ok {
-					return "", false
-				}
-				r.i += 4
-				if utf16.IsSurrogate(u) {
-					// Only a high surrogate escape followed by a low one
-					// is text; checkText refuses the rest.
-					if u >= 0xDC00 || r.i+6 > len(r.b) || r.b[r.i] != '\\' || r.b[r.i+1] != 'u' {
-						return "", false
-					}
-					lo, ok := hex4(r.b, r.i+2)
-					if !ok || lo < 0xDC00 || lo >= 0xE000 {
-						return "", false
-					}
-					r.i += 6
-					u = utf16.DecodeRune(u, lo)
-				}
-				buf = utf8.AppendRune(buf, u)
-			default:
-				return "", false
-			}
-		case c < 0x20:
-			return "", false
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			r.i++
-		default:
-			ch, size := utf8.DecodeRune(r.b[r.i:])
-			if ch == utf8.RuneError && size == 1 {
-				return "", false
-			}
-			buf = append(buf, r.b[r.i:r.i+size]...)
-			r.i += size
-		}
-	}
-	return "", false
+	return string(appendUnescaped(make([]byte, 0, len(raw)), raw)), true
 }
 
 func (r *jsonReader) array(depth int) (any, bool) {
-	r.i++
 	out := []any{}
-	r.ws()
-	if r.i < len(r.b) && r.b[r.i] == ']' {
-		r.i++
+	if r.enter(']') {
 		return out, true
 	}
 	for {
@@ -256,18 +111,10 @@ func (r *jsonReader) array(depth int) (any, bool) {
 			return nil, false
 		}
 		out = append(out, v)
-		r.ws()
-		if r.i >= len(r.b) {
+		if done, f := r.after(']'); f != faultNone {
 			return nil, false
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
+		} else if done {
 			return out, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -275,11 +122,8 @@ func (r *jsonReader) array(depth int) (any, bool) {
 // object reads an object; with order set, it also collects the keys in
 // document order (first position of a repeated key).
 func (r *jsonReader) object(depth int, order *[]string) (map[string]any, bool) {
-	r.i++
 	obj := make(map[string]any, 4)
-	r.ws()
-	if r.i < len(r.b) && r.b[r.i] == '}' {
-		r.i++
+	if r.enter('}') {
 		return obj, true
 	}
 	for {
@@ -287,16 +131,13 @@ func (r *jsonReader) object(depth int, order *[]string) (map[string]any, bool) {
 		if r.i >= len(r.b) || r.b[r.i] != '"' {
 			return nil, false
 		}
-		key, ok := r.str()
+		key, ok := r.strValue()
 		if !ok {
 			return nil, false
 		}
-		r.ws()
-		if r.i >= len(r.b) || r.b[r.i] != ':' {
+		if !r.colon() {
 			return nil, false
 		}
-		r.i++
-		r.ws()
 		v, ok := r.value(depth + 1)
 		if !ok {
 			return nil, false
@@ -307,18 +148,10 @@ func (r *jsonReader) object(depth int, order *[]string) (map[string]any, bool) {
 			}
 		}
 		obj[key] = v
-		r.ws()
-		if r.i >= len(r.b) {
+		if done, f := r.after('}'); f != faultNone {
 			return nil, false
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
+		} else if done {
 			return obj, true
-		default:
-			return nil, false
 		}
 	}
 }

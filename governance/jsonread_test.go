@@ -39,7 +39,7 @@ func TestJSONReader_SameAsEncodingJSON(t *testing.T) {
 	read := 0
 	for _, in := range inputs {
 		sameAsEncodingJSON(t, []byte(in))
-		r := jsonReader{b: []byte(in)}
+		r := jsonReader{jsonScanner{b: []byte(in)}}
 		if _, ok := r.document(); ok {
 			read++
 		}
@@ -50,7 +50,7 @@ func TestJSONReader_SameAsEncodingJSON(t *testing.T) {
 func sameAsEncodingJSON(t *testing.T, data []byte) {
 	t.Helper()
 	want, wantErr := parseJSONSlow(data)
-	r := jsonReader{b: data}
+	r := jsonReader{jsonScanner{b: data}}
 	got, ok := r.document()
 	if ok {
 		require.NoError(t, wantErr, "the reader accepted what encoding/json refuses: %q", data)
@@ -63,7 +63,7 @@ func sameAsEncodingJSON(t *testing.T, data []byte) {
 	}
 	require.NoError(t, err)
 	require.Equal(t, want, viaAPI)
-	if ok || strings.Count(string(data), "[")+strings.Count(string(data), "{") > maxReadDepth {
+	if ok || strings.Count(string(data), "[")+strings.Count(string(data), "{") > maxJSONDepth {
 		return
 	}
 	t.Fatalf("the reader refused valid input %q", data)

@@ -32,7 +32,7 @@ func (e *JSONError) Is(target error) bool { return target == ErrMalformedJSON }
 // accept "\ud800" and then fail to encode it; Go would silently replace it).
 // Trailing data after the value is refused.
 func ParseJSON(data []byte) (any, error) {
-	r := jsonReader{b: data}
+	r := jsonReader{jsonScanner{b: data}}
 	if v, ok := r.document(); ok {
 		return v, nil
 	}
@@ -67,7 +67,7 @@ var ErrNotObject = errors.New("governance: JSON value is not an object")
 // first position and its last value, as a Python dict built by json.loads
 // does. Valid JSON that is not an object is ErrNotObject.
 func ParseObject(data []byte) (map[string]any, []string, error) {
-	r := jsonReader{b: data}
+	r := jsonReader{jsonScanner{b: data}}
 	if obj, order, ok := r.objectDocument(); ok {
 		return obj, order, nil
 	}
@@ -186,67 +186,36 @@ func invalidUTF8Offset(b []byte) int {
 	return len(b)
 }
 
-// findLoneSurrogate scans JSON string escapes for a \uD800–\uDFFF escape that
-// is not a high surrogate immediately followed by a low one.
+// findLoneSurrogate finds the first \uD800–\uDFFF escape inside a string
+// that is not a high surrogate immediately followed by a low one, reading
+// the escapes through the one scanner; it reads on past malformed text (it
+// explains a refusal, so the JSON around may be anything) and gives up at
+// a \u escape without four hex digits (the decoder reports that).
 func findLoneSurrogate(b []byte) (int, bool) {
+	s := jsonScanner{b: b}
 	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if !inString {
-			if c == '"' {
-				inString = true
-			}
-			continue
-		}
-		switch c {
-		case '"':
+	for s.i < len(b) {
+		switch c := b[s.i]; {
+		case !inString:
+			inString = c == '"'
+			s.i++
+		case c == '"':
 			inString = false
-		case '\\':
-			if i+1 >= len(b) {
-				return 0, false
-			}
-			if b[i+1] != 'u' {
-				i++
-				continue
-			}
-			u, ok := hex4(b, i+2)
-			if !ok {
-				return 0, false // the decoder reports the syntax error
-			}
-			switch {
-			case u >= 0xD800 && u < 0xDC00:
-				if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-					if lo, ok := hex4(b, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
-						i += 11
-						continue
-					}
+			s.i++
+		case c == '\\':
+			at := s.i
+			switch s.escape() {
+			case faultSurrogate:
+				return at, true
+			case faultMalformed:
+				if at+1 >= len(b) || b[at+1] == 'u' {
+					return 0, false
 				}
-				return i, true
-			case u >= 0xDC00 && u < 0xE000:
-				return i, true
+				s.i = at + 2 // not JSON's escape: the decoder says so
 			}
-			i += 5
+		default:
+			s.i++
 		}
 	}
 	return 0, false
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[at : at+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

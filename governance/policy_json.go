@@ -263,8 +263,12 @@ var policyKeys = []string{
 	"kind", "id", "binding_id", "scope", "selector", "policy_version", "created_at",
 }
 
+// policyShape holds every object of a policy form, at any depth, to
+// policyKeys.
+var policyShape = KeysAtAnyDepth(policyKeys)
+
 func decodePolicyJSON(data []byte, v any, field string) error {
-	if err := checkExactKeys(data, field, policyKeys); err != nil {
+	if err := checkExactKeys(data, field, policyShape); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -39,6 +39,7 @@ func readChainVector(t testing.TB) ([]governance.EvidenceRecord, [][]byte) {
 func TestEvidenceRecord_ChainVector(t *testing.T) {
 	recs, _ := readChainVector(t)
 	head := governance.EmptyHead
+	var specs []governance.RecordSpec
 	for _, r := range recs {
 		require.NoError(t, r.CheckIntegrity())
 		require.Equal(t, r.PayloadDigest, r.ComputePayloadDigest())
@@ -56,7 +57,19 @@ func TestEvidenceRecord_ChainVector(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, r, rebuilt)
 		head = r.Head()
+		specs = append(specs, governance.RecordSpec{
+			RecordID: r.RecordID, Type: r.RecordType, ChainID: r.ChainID, OperationID: r.OperationID,
+			PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion, Payload: payload,
+			SupersedesRecordID: r.SupersedesRecordID, CreatedAt: r.CreatedAt,
+		})
 	}
+	// The whole chain as one sealed batch, the store's path: the same
+	// records, and the batch's own integrity check passes.
+	sealed, err := governance.SealRecords(governance.EmptyHead, specs)
+	require.NoError(t, err)
+	defer sealed.Release()
+	require.Equal(t, recs, sealed.Records())
+	require.NoError(t, sealed.CheckIntegrity())
 }
 
 // TestNextRecords_ChainVectorInOneBatch rebuilds the whole reference chain

@@ -34,6 +34,15 @@ type strictObject struct {
 // be valid UTF-8 without unpaired surrogate escapes (encoding/json would
 // silently replace them). Errors are *ValidationError naming the field.
 func readObject(data []byte, what string, fields []string) (strictObject, error) {
+	if o, ok := readObjectFast(data, what, fields); ok {
+		return o, nil
+	}
+	return readObjectSlow(data, what, fields)
+}
+
+// readObjectSlow is readObject through encoding/json's tokens: the path of
+// a document the fast reader does not pass, whose errors name the field.
+func readObjectSlow(data []byte, what string, fields []string) (strictObject, error) {
 	fail := func(field, reason string) (strictObject, error) {
 		return strictObject{}, &ValidationError{Field: field, Reason: reason}
 	}
@@ -87,6 +96,33 @@ func readObject(data []byte, what string, fields []string) (strictObject, error)
 		}
 	}
 	return strictObject{what: what, members: members}, nil
+}
+
+// readObjectFast is readObject through the one ordered-object reader
+// (readMembers), for a document that passes; ok is false for anything
+// else, which readObject then reads through encoding/json's tokens to name
+// the field at fault.
+func readObjectFast(data []byte, what string, fields []string) (strictObject, bool) {
+	members, end, ok := readMembers(data)
+	if !ok {
+		return strictObject{}, false
+	}
+	for _, c := range data[end:] {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return strictObject{}, false
+		}
+	}
+	if len(members) != len(fields) {
+		return strictObject{}, false // a field missing, unknown or twice
+	}
+	byKey := make(map[string]json.RawMessage, len(fields))
+	for _, m := range members {
+		if _, dup := byKey[m.Key]; dup || !contains(fields, m.Key) {
+			return strictObject{}, false
+		}
+		byKey[m.Key] = m.Value
+	}
+	return strictObject{what: what, members: byKey}, true
 }
 
 func tokenError(err error) string {
@@ -272,88 +308,43 @@ func quoteForError(s string) string { return strconv.Quote(truncateForError(s)) 
 // naming what.
 func CheckStrictJSON(data []byte, what string) error { return checkExactKeys(data, what, nil) }
 
-// checkExactKeys walks a whole JSON document and refuses any object key,
-// at any depth, that is not exactly one of known, and any key repeated
-// within one object. A document checked this way and then decoded into
-// structs whose json tags are known (with DisallowUnknownFields) reads
-// exactly as every other reader reads it: encoding/json's case-insensitive
-// matching and last-duplicate-wins never come into play. A nil known
-// accepts every key (duplicates are still refused).
-func checkExactKeys(data []byte, what string, known []string) error {
+// checkExactKeys walks a whole JSON document (through the one strict
+// walker) and refuses any object key that the shape does not name, and
+// any key repeated within one object. A document checked against
+// KeysAtAnyDepth(tags) and then decoded into structs with those json tags
+// (with DisallowUnknownFields) reads exactly as every other reader reads
+// it: encoding/json's case-insensitive matching and last-duplicate-wins
+// never come into play. A nil shape accepts every key (duplicates are
+// still refused). Faults are reported as encoding/json's token stream
+// would meet them: in document order, over every value of a stream, and
+// malformed text ends the check without an error (the decoder reports it);
+// bad text (invalid UTF-8, then an unpaired surrogate anywhere) beats a
+// repeated or unknown key.
+func checkExactKeys(data []byte, what string, shape *Shape) error {
+	w := strictWalker{jsonScanner: jsonScanner{b: data}, unknownStops: true}
+	f := w.stream(shape)
+	if f == faultNone {
+		return nil // every string was read: the text is valid UTF-8, its surrogates paired
+	}
 	if !utf8.Valid(data) {
 		return &ValidationError{Field: what, Reason: "not valid UTF-8"}
 	}
 	if off, ok := findLoneSurrogate(data); ok {
 		return &ValidationError{Field: what, Reason: fmt.Sprintf("unpaired UTF-16 surrogate escape at byte %d", off)}
 	}
-	if known == nil {
-		if dup, found, ok := scanDuplicateKeys(data); ok {
-			if found {
-				return &ValidationError{Field: dup, Reason: "appears twice"}
+	switch f {
+	case walkDuplicate:
+		return &ValidationError{Field: string(w.faultKey), Reason: "appears twice"}
+	case walkUnknown:
+		key := w.unknown.Key
+		reason := fmt.Sprintf("unknown field %q", key)
+		for known := range shape.Fields {
+			if strings.EqualFold(known, key) {
+				reason = fmt.Sprintf("unknown field %q (keys are exact: it is not %q)", key, known)
+				break
 			}
-			return nil
 		}
+		return &ValidationError{Field: what, Reason: reason}
 	}
-	return walkExactKeys(data, what, known)
-}
-
-// walkExactKeys is checkExactKeys' walk over the document's tokens.
-func walkExactKeys(data []byte, what string, known []string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	type frame struct {
-		object bool
-		seen   map[string]bool
-		expect bool // the next string token of an object is a key
-	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return nil // the decoder reports malformed JSON itself
-		}
-		top := (*frame)(nil)
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.object && top.expect {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:len(stack)-1]
-				if len(stack) > 0 && stack[len(stack)-1].object {
-					stack[len(stack)-1].expect = true
-				}
-				continue
-			}
-			key := tok.(string)
-			if known != nil && !contains(known, key) {
-				reason := fmt.Sprintf("unknown field %q", key)
-				if near := caseVariantOf(known, key); near != "" {
-					reason = fmt.Sprintf("unknown field %q (keys are exact: it is not %q)", key, near)
-				}
-				return &ValidationError{Field: what, Reason: reason}
-			}
-			if top.seen[key] {
-				return &ValidationError{Field: key, Reason: "appears twice"}
-			}
-			top.seen[key] = true
-			top.expect = false
-			continue
-		}
-		switch d, _ := tok.(json.Delim); d {
-		case '{':
-			stack = append(stack, &frame{object: true, seen: map[string]bool{}, expect: true})
-			continue
-		case '[':
-			stack = append(stack, &frame{})
-			continue
-		case '}', ']':
-			stack = stack[:len(stack)-1]
-		}
-		// A value ended: an enclosing object expects its next key.
-		if len(stack) > 0 && stack[len(stack)-1].object {
-			stack[len(stack)-1].expect = true
-		}
-	}
+	return nil // malformed: the decoder says why
 }

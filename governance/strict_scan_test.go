@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
 )
 
 // randomDocument writes a JSON document with nested objects and arrays,
@@ -43,42 +45,94 @@ func randomDocument(r *rand.Rand, depth int) string {
 }
 
 // TestStrictScan_AnswersAsTheTokenWalk: on random documents, well-formed
-// or cut short, CheckStrictJSON (its fast path where it answers) refuses
-// exactly what the token walk refuses, naming the same key.
+// or cut short, CheckStrictJSON (the one strict walker) refuses exactly
+// what the token walk it replaced refuses, naming the same key.
 func TestStrictScan_AnswersAsTheTokenWalk(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	answered, dups := 0, 0
+	wellFormed, dups := 0, 0
 	for i := 0; i < 20000; i++ {
 		doc := randomDocument(r, 0)
 		if i%5 == 0 && len(doc) > 1 {
-			doc = doc[:r.Intn(len(doc))] // malformed: the fast path must leave it to the walk
+			doc = doc[:r.Intn(len(doc))] // malformed: left to the decoder by both
 		}
 		if !utf8.ValidString(doc) {
 			continue // cut inside a character: refused before either path
 		}
-		fast := CheckStrictJSON([]byte(doc), "doc")
-		slow := walkExactKeys([]byte(doc), "doc", nil)
-		if fmt.Sprint(fast) != fmt.Sprint(slow) {
-			t.Fatalf("%s: fast path %v, token walk %v", doc, fast, slow)
-		}
-		if _, _, ok := scanDuplicateKeys([]byte(doc)); ok {
-			answered++
-			if fast != nil {
+		sameAsTheTokenWalk(t, []byte(doc))
+		if json.Valid([]byte(doc)) {
+			wellFormed++
+			if CheckStrictJSON([]byte(doc), "doc") != nil {
 				dups++
 			}
 		}
 	}
-	if answered < 10000 || dups < 1000 {
-		t.Fatalf("the fast path answered %d documents, %d with a key twice: too few to compare", answered, dups)
+	if wellFormed < 10000 || dups < 1000 {
+		t.Fatalf("%d well-formed documents, %d with a key twice: too few to compare", wellFormed, dups)
 	}
 	for _, doc := range []string{`{"a":1,"\u0061":2}`, `{"a":{"b":1},"c":{"b":2}}`, `[{"a":1},{"a":1}]`, strings.Repeat(`[`, 600) + strings.Repeat(`]`, 600)} {
-		if fmt.Sprint(CheckStrictJSON([]byte(doc), "doc")) != fmt.Sprint(walkExactKeys([]byte(doc), "doc", nil)) {
-			t.Fatalf("%s differs", doc)
-		}
+		sameAsTheTokenWalk(t, []byte(doc))
 	}
 	if !json.Valid([]byte(`{"a":1,"\u0061":2}`)) || CheckStrictJSON([]byte(`{"a":1,"\u0061":2}`), "doc") == nil {
 		t.Fatal("an escaped spelling of a key is the same key")
 	}
+}
+
+// sameAsTheTokenWalk: CheckStrictJSON and the policy forms' exact-key
+// check answer as the token walk they replaced, error for error.
+func sameAsTheTokenWalk(t *testing.T, doc []byte) {
+	t.Helper()
+	off, found := findLoneSurrogate(doc)
+	if wantOff, wantFound := findLoneSurrogateReference(doc); off != wantOff || found != wantFound {
+		t.Fatalf("%q: lone surrogate at %d %v, the old scan says %d %v", doc, off, found, wantOff, wantFound)
+	}
+	if got, want := fmt.Sprint(CheckStrictJSON(doc, "doc")), fmt.Sprint(checkExactKeysReference(doc, "doc", nil)); got != want {
+		t.Fatalf("%q: the walker says %s, the token walk %s", doc, got, want)
+	}
+	if got, want := fmt.Sprint(checkExactKeys(doc, "doc", policyShape)), fmt.Sprint(checkExactKeysReference(doc, "doc", policyKeys)); got != want {
+		t.Fatalf("%q with the policy keys: the walker says %s, the token walk %s", doc, got, want)
+	}
+}
+
+// TestStrictScan_ManyKeys: an object of many keys is read in linear time
+// (its keys go into a map past maxKeysScanned), and a key repeated far
+// apart is still found.
+func TestStrictScan_ManyKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	ok := b.String() + `"end":0}`
+	require.NoError(t, CheckStrictJSON([]byte(ok), "doc"))
+	err := CheckStrictJSON([]byte(b.String()+`"k\u0031":0}`), "doc")
+	require.EqualError(t, err, "governance: invalid k1: appears twice")
+	sameAsTheTokenWalk(t, []byte(b.String()+`"k7":0}`))
+}
+
+func FuzzCheckStrictJSON_SameAsTheTokenWalk(f *testing.F) {
+	r := rand.New(rand.NewSource(2))
+	for range 64 {
+		f.Add([]byte(randomDocument(r, 0)))
+	}
+	for _, s := range jsonReaderSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"policy_id":1,"Policy_ID":2}`))
+	f.Add([]byte(`{} {"a":1,"a":2}`))
+	f.Add([]byte(`{"a":"\ud800\u00"}`))
+	f.Add([]byte(`"\x" "\udc00"`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		sameAsTheTokenWalk(t, doc)
+		// The server's reading of one document (ReadStrictJSON) refuses
+		// a superset: what encoding/json does not read as one value.
+		err := ReadStrictJSON(doc, nil)
+		if err == nil && (!json.Valid(doc) || CheckStrictJSON(doc, "doc") != nil) {
+			t.Fatalf("%q: ReadStrictJSON accepted what encoding/json or CheckStrictJSON refuses", doc)
+		}
+		if err != nil && json.Valid(doc) && CheckStrictJSON(doc, "doc") == nil {
+			t.Fatalf("%q: ReadStrictJSON refused (%v) an unambiguous document", doc, err)
+		}
+	})
 }
 
 // TestStrictScan_AllocatesNothingOnAPlainDocument: the check of a hook
@@ -104,7 +158,7 @@ func BenchmarkCheckStrictJSON_HookInput(b *testing.B) {
 		check func() error
 	}{
 		{"fast", func() error { return CheckStrictJSON(doc, "hook input") }},
-		{"token-walk", func() error { return walkExactKeys(doc, "hook input", nil) }},
+		{"token-walk", func() error { return checkExactKeysReference(doc, "hook input", nil) }},
 	} {
 		b.Run(path.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -35,8 +35,14 @@ type Host struct {
 	cache wazero.CompilationCache
 	instr instrumentCache      // on disk beside cache when cfg.cacheDir is set
 	rc    wazero.RuntimeConfig // WithCloseOnContextDone: Extism modules (Extism's SDK runs them)
-	rt    wazero.Runtime       // runs rc: compiles Extism modules into the shared cache
 	fast  wazero.Runtime       // native modules; all modules are instrumented (host/internal/interrupt)
+	// rt runs rc: it compiles Extism modules into the shared cache, so
+	// that Extism's own runtime (same configuration) finds them there. It
+	// only compiles (nothing is instantiated in it, so it has no WASI) and
+	// is made at the first Extism load (extismRuntime): a host that runs
+	// only native modules, the built-ins among them, never pays for it.
+	rtOnce sync.Once
+	rt     wazero.Runtime // nil until then
 
 	mu        sync.Mutex
 	modules   map[string]*Module     // by digest
@@ -72,24 +78,21 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		WithCompilationCache(cache).
 		WithCloseOnContextDone(true).
 		WithDebugInfoEnabled(false)
-	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	fast := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
 		WithDebugInfoEnabled(false))
-	for _, r := range []wazero.Runtime{rt, fast} {
-		if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
-			_ = rt.Close(ctx)
-			_ = fast.Close(ctx)
-			_ = cache.Close(ctx)
-			return nil, fmt.Errorf("host: wasi: %w", err)
-		}
+	// NB: native guests are instantiated in fast, so WASI lives there
+	// (once: instantiating it compiles its host functions).
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, fast); err != nil {
+		_ = fast.Close(ctx)
+		_ = cache.Close(ctx)
+		return nil, fmt.Errorf("host: wasi: %w", err)
 	}
 	return &Host{
 		cfg:     cfg,
 		cache:   cache,
 		instr:   newInstrumentCache(cfg.cacheDir),
 		rc:      rc,
-		rt:      rt,
 		fast:    fast,
 		modules: make(map[string]*Module),
 		loading: make(map[string]*loadCall),
@@ -134,9 +137,12 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, m := range modules {
 		m.close(ctx)
 	}
-	err := h.rt.Close(ctx)
-	if ferr := h.fast.Close(ctx); err == nil {
-		err = ferr
+	err := h.fast.Close(ctx)
+	h.rtOnce.Do(func() {}) // no Extism runtime is made after this
+	if h.rt != nil {
+		if rerr := h.rt.Close(ctx); err == nil {
+			err = rerr
+		}
 	}
 	if cerr := h.cache.Close(ctx); err == nil {
 		err = cerr
@@ -394,7 +400,7 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string, verify f
 	}
 	rt := h.fast
 	if extism {
-		rt = h.rt
+		rt = h.extismRuntime()
 	}
 	cm, err := rt.CompileModule(ctx, res.Wasm)
 	if err != nil {
@@ -438,6 +444,13 @@ func (h *Host) compile(ctx context.Context, wasm []byte, digest string, verify f
 		m.extism, m.extismEx = c, ex
 	}
 	return m, nil
+}
+
+// extismRuntime returns rt, making it on first use. Only a compile calls
+// it, counted in h.compiling, which Close waits for before it closes rt.
+func (h *Host) extismRuntime() wazero.Runtime {
+	h.rtOnce.Do(func() { h.rt = wazero.NewRuntimeWithConfig(context.Background(), h.rc) })
+	return h.rt
 }
 
 // loadMemoryEstimate is what loading a module of size bytes costs at its

@@ -13,14 +13,15 @@ import (
 	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
-	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/pathfacts"
 )
 
 // EmbeddedOptions opens a session on the embedded engine.
 type EmbeddedOptions struct {
-	// Dir is the data directory (govhost.DefaultDir when empty).
-	Dir string
+	// Engine opens the engine: the data directory (govhost.DefaultDir when
+	// Dir is empty), the store, the logger and the Wasm host's
+	// configuration, as every other command opens it.
+	Engine govhost.Options
 	// PolicyFile, when set, is stored and activated (idempotent) and pins
 	// the session. Otherwise PolicyID and Version pin it, or, when both are
 	// empty, the policy bound to Resource (or the global binding).
@@ -41,8 +42,6 @@ type EmbeddedOptions struct {
 	Approvals       controller.ApprovalCallback
 	ApprovalTimeout time.Duration
 	Actor           *governance.ActorRef
-	// Host overrides the Wasm host's configuration.
-	Host *host.Config
 	// TaskPerSession opens no task now: the caller opens one per session
 	// with NewTask (the HTTP proxy). Otherwise Governor is the one task.
 	TaskPerSession bool
@@ -68,7 +67,7 @@ type Embedded struct {
 // OpenEmbedded opens the engine, pins the policy and opens the session's
 // task. Close the result when the session is over (after Governor.Close).
 func OpenEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
-	eng, err := govhost.Open(ctx, govhost.Options{Dir: o.Dir, Host: o.Host})
+	eng, err := govhost.Open(ctx, o.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +119,7 @@ func OpenEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := o.Dir
+	dir := o.Engine.Dir
 	if dir == "" {
 		dir = govhost.DefaultDir
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/mcp"
 	"github.com/govhost/govhost/policy/policyfile"
@@ -55,7 +56,7 @@ func BenchmarkHTTP_AllowedToolsCall(b *testing.B) {
 	if c := os.Getenv("GOVHOST_WASM_CACHE"); c != "" {
 		hostCfg = hostCfg.WithCompilationCacheDir(c)
 	}
-	emb, err := mcp.OpenEmbedded(ctx, mcp.EmbeddedOptions{Dir: filepath.Join(dir, "data"), PolicyFile: policyPath, Host: &hostCfg, TaskPerSession: true})
+	emb, err := mcp.OpenEmbedded(ctx, mcp.EmbeddedOptions{Engine: govhost.Options{Dir: filepath.Join(dir, "data"), Host: &hostCfg}, PolicyFile: policyPath, TaskPerSession: true})
 	require.NoError(b, err)
 	defer emb.Close(ctx)
 

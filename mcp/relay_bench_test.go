@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/mcp"
 	"github.com/govhost/govhost/policy/policyfile"
@@ -71,7 +72,7 @@ func BenchmarkRelay_AllowedToolsCall(b *testing.B) {
 	if c := os.Getenv("GOVHOST_WASM_CACHE"); c != "" {
 		hostCfg = hostCfg.WithCompilationCacheDir(c)
 	}
-	emb, err := mcp.OpenEmbedded(ctx, mcp.EmbeddedOptions{Dir: filepath.Join(dir, "data"), PolicyFile: policyPath, Host: &hostCfg})
+	emb, err := mcp.OpenEmbedded(ctx, mcp.EmbeddedOptions{Engine: govhost.Options{Dir: filepath.Join(dir, "data"), Host: &hostCfg}, PolicyFile: policyPath})
 	require.NoError(b, err)
 	defer emb.Close(ctx)
 

@@ -39,7 +39,7 @@ func ResolveCall(cwd string, args map[string]any, order []string, names []string
 	if names == nil {
 		names = DefaultArgNames()
 	}
-	facts, err = ResolveArgs(resolvedCwd, args, order, names)
+	facts, err = resolveArgsFrom(resolvedCwd, args, order, names)
 	if err != nil {
 		return "", nil, err
 	}
@@ -69,6 +69,31 @@ func ResolveArgs(cwd string, args map[string]any, order []string, names []string
 	if len(args) == 0 || len(names) == 0 {
 		return nil, nil
 	}
+	var base string
+	return resolveArgs(func() (string, error) {
+		if base == "" {
+			b, err := ResolveCwd(cwd)
+			if err != nil {
+				return "", err
+			}
+			base = b
+		}
+		return base, nil
+	}, args, order, names)
+}
+
+// resolveArgsFrom is ResolveArgs with a cwd ResolveCwd has already
+// resolved (ResolveCall's): it is not walked a second time.
+func resolveArgsFrom(resolvedCwd string, args map[string]any, order []string, names []string) ([]abi.PathFact, error) {
+	if len(args) == 0 || len(names) == 0 {
+		return nil, nil
+	}
+	return resolveArgs(func() (string, error) { return resolvedCwd, nil }, args, order, names)
+}
+
+// resolveArgs is ResolveArgs's selection; baseOf returns the resolved cwd,
+// asked for only when a path argument is there to resolve.
+func resolveArgs(baseOf func() (string, error), args map[string]any, order []string, names []string) ([]abi.PathFact, error) {
 	isArray := make(map[string]bool, len(names))
 	for _, n := range names {
 		if base, ok := strings.CutSuffix(n, ArraySuffix); ok {
@@ -80,7 +105,6 @@ func ResolveArgs(cwd string, args map[string]any, order []string, names []string
 	var (
 		facts []abi.PathFact
 		done  = make(map[string]bool, len(names))
-		base  string
 	)
 	one := func(arg string, v any) error {
 		s, ok := v.(string)
@@ -90,12 +114,9 @@ func ResolveArgs(cwd string, args map[string]any, order []string, names []string
 		if s == "" {
 			return nil
 		}
-		if base == "" {
-			b, err := ResolveCwd(cwd)
-			if err != nil {
-				return err
-			}
-			base = b
+		base, err := baseOf()
+		if err != nil {
+			return err
 		}
 		f, err := resolveFrom(base, s)
 		if err != nil {

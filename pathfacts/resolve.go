@@ -36,24 +36,21 @@ func ResolveCwd(cwd string) (string, error) {
 func Canonical(p string) (string, error) {
 	// An absolute path needs no working directory: skip the Getwd and the
 	// walk of the process's cwd (this runs for every governed call).
+	// The empty path is the working directory itself, which Getwd returns
+	// absolute: it is walked from "/" once, not resolved as a base first.
 	base := "/"
 	if p == "" || !path.IsAbs(expandUser(p)) {
-		wd, err := os.Getwd()
+		wd, err := workingDir()
 		if err != nil {
 			return "", err
 		}
 		if p == "" {
 			p = wd
-		}
-		if base, err = realBase(wd); err != nil {
+		} else if base, err = realBase(wd); err != nil {
 			return "", err
 		}
 	}
-	f, err := resolveFrom(base, p)
-	if err != nil {
-		return "", err
-	}
-	return f.Resolved, nil
+	return resolvedFrom(base, p)
 }
 
 // ResolvePath resolves one path text against cwd (see ResolveCwd) and
@@ -76,27 +73,35 @@ func realBase(dir string) (string, error) {
 	return w.join("/", dir)
 }
 
+// resolvedFrom is the Resolved of resolveFrom(base, raw) without the rest
+// of the fact (whether the path as asked for is a link, exists, its
+// nearest existing ancestor), which a working directory does not need:
+// the walk's lstats are all its system calls.
+func resolvedFrom(base, raw string) (string, error) {
+	if strings.IndexByte(raw, 0) >= 0 {
+		return "", ErrNUL
+	}
+	w := walker{}
+	return w.join(base, expandUser(raw))
+}
+
 // resolveFrom resolves raw relative to base, which must be absolute and real.
 func resolveFrom(base, raw string) (abi.PathFact, error) {
-	if strings.IndexByte(raw, 0) >= 0 {
-		return abi.PathFact{}, ErrNUL
-	}
-	expanded := expandUser(raw)
-	w := walker{}
-	resolved, err := w.join(base, expanded)
+	resolved, err := resolvedFrom(base, raw)
 	if err != nil {
 		return abi.PathFact{}, err
 	}
+	expanded := expandUser(raw)
 	f := abi.PathFact{Raw: raw, Resolved: resolved, Link: isLink(base, expanded)}
-	fi, err := os.Stat(resolved)
+	mode, err := statMode(resolved)
 	switch {
 	case err == nil:
 		f.Exists = true
 		f.NearestExisting = resolved
 		switch {
-		case fi.Mode().IsRegular():
+		case mode.IsRegular():
 			f.Kind = abi.PathKindFile
-		case fi.IsDir():
+		case mode.IsDir():
 			f.Kind = abi.PathKindDir
 		default:
 			f.Kind = abi.PathKindOther
@@ -111,8 +116,8 @@ func resolveFrom(base, raw string) (abi.PathFact, error) {
 	// plain lstat of each ancestor suffices. A non-directory is skipped: it
 	// cannot contain the path (AgentLane's stat raises NotADirectoryError).
 	for d := path.Dir(resolved); ; d = path.Dir(d) {
-		fi, err := os.Lstat(d)
-		if err == nil && fi.IsDir() {
+		mode, err := lstatMode(d)
+		if err == nil && mode.IsDir() {
 			f.NearestExisting = d
 			break
 		}
@@ -147,8 +152,8 @@ func isLink(base, p string) bool {
 	if b.Len() == 0 {
 		return false
 	}
-	fi, err := os.Lstat(b.String())
-	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+	mode, err := lstatMode(b.String())
+	return err == nil && mode&fs.ModeSymlink != 0
 }
 
 // walker resolves paths component by component, as Python's
@@ -182,7 +187,7 @@ func (w *walker) join(base, rest string) (string, error) {
 		if p == "/" {
 			next = "/" + name
 		}
-		fi, err := os.Lstat(next)
+		mode, err := lstatMode(next)
 		if err != nil {
 			if isMissing(err) {
 				p = next
@@ -190,7 +195,7 @@ func (w *walker) join(base, rest string) (string, error) {
 			}
 			return "", err
 		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
+		if mode&fs.ModeSymlink == 0 {
 			p = next
 			continue
 		}

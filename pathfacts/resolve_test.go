@@ -159,6 +159,33 @@ func TestResolveCwd(t *testing.T) {
 	got, err = pathfacts.ResolveCwd("sub")
 	require.NoError(t, err)
 	require.Equal(t, ws+"/sub", got)
+
+	// A working directory reached through a symlink ($PWD keeps the link):
+	// the empty cwd and a relative one both resolve it.
+	t.Chdir(ws + "/link-out")
+	got, err = pathfacts.ResolveCwd("")
+	require.NoError(t, err)
+	require.Equal(t, outside, got)
+	cwd, facts, err := pathfacts.ResolveCall("", map[string]any{"path": "secret.txt"}, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, outside, cwd)
+	require.Equal(t, outside+"/secret.txt", facts[0].Resolved)
+	got, err = pathfacts.ResolveCwd("../ws")
+	require.NoError(t, err)
+	require.Equal(t, ws, got, "a relative cwd is joined to the real working directory, then resolved")
+}
+
+// BenchmarkResolveCall is one governed call's path facts: the process's
+// working directory resolved and one relative path argument that does not
+// exist (the API tests' reader call).
+func BenchmarkResolveCall(b *testing.B) {
+	args, order := map[string]any{"path": "notes.md"}, []string{"path"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := pathfacts.ResolveCall("", args, order, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func TestResolve_SelectionAndOrder(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -62,6 +63,9 @@ func TestMain(m *testing.M) {
 	if shared != nil {
 		shared.close()
 	}
+	for _, e := range benchEnvs {
+		e.close()
+	}
 	os.Exit(code)
 }
 
@@ -110,7 +114,10 @@ func openEnv(t testing.TB, validate bool) *env {
 func openEnvPolicy(t testing.TB, validate bool, policy, profile string) *env {
 	t.Helper()
 	ctx := context.Background()
-	cfg := host.NewConfig().WithCompilationCacheDir(cacheDir)
+	// NB: no test here is about gate timeouts; 64 clients under -race on a
+	// loaded 2-core machine can wait longer than the default second for an
+	// instance, which would deny as gate.timeout and fail the load test.
+	cfg := host.NewConfig().WithCompilationCacheDir(cacheDir).WithCallTimeout(time.Minute)
 	dir, err := os.MkdirTemp("", "govhost-server-data-")
 	require.NoError(t, err)
 	eng, err := govhost.Open(ctx, govhost.Options{Dir: filepath.Join(dir, "data"), Host: &cfg})

@@ -28,6 +28,12 @@ func (s *Service) approve(ctx context.Context, req controller.ApprovalRequest) (
 	if a, ok := ctx.Value(authzKey{}).(*authorization); ok {
 		s.authz.watch(req.OperationID, a)
 		defer s.authz.unwatch(req.OperationID)
+		// An authorization from a request is detached from it (Authorize):
+		// its wait has a backstop past the approval timeout, which denies
+		// (system/timeout) while there is still time to record it.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.ApprovalTimeout+time.Minute)
+		defer cancel()
 	}
 	return s.broker.Decide(ctx, req, abi.DecisionRequireApproval)
 }

@@ -242,16 +242,12 @@ func (s *Service) Unresolved(ctx context.Context, err error) *UnresolvedError {
 }
 
 // WarmUp loads and configures every gate of a policy version, so the
-// first governed call does not pay for it.
+// first governed call does not pay for it; the gates load side by side
+// (govhost.Gates.Prepare, whose error names the first binding that failed).
 func (s *Service) WarmUp(ctx context.Context, p PolicySummary) error {
 	snap, err := s.eng.Policies.Get(ctx, p.PolicyID, p.Version)
 	if err != nil {
 		return err
 	}
-	for _, b := range snap.GateBindings() {
-		if _, err := s.eng.Gates.GateFor(ctx, b); err != nil {
-			return fmt.Errorf("gate %s: %w", b.GateID(), err)
-		}
-	}
-	return nil
+	return s.eng.Gates.Prepare(ctx, snap.GateBindings())
 }

@@ -102,11 +102,10 @@ func runEval(ctx context.Context, gateRef, config, policyFile, cacheDir, workspa
 	if err != nil {
 		return usageError(err)
 	}
-	// Load and configure every gate once, before the first request.
-	for _, b := range snap.GateBindings() {
-		if _, err := gates.GateFor(ctx, b); err != nil {
-			return usageErrorf("gate %s: %v", b.GateID(), err)
-		}
+	// Load and configure every gate once, side by side, before the first
+	// request.
+	if err := gates.Prepare(ctx, snap.GateBindings()); err != nil {
+		return usageError(err)
 	}
 	return evalLines(ctx, gates, snap, policyFile == "", workspace, stdin, stdout)
 }

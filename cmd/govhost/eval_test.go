@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/govhost/govhost/internal/wasmfixtures"
 )
 
 func evalLinesOut(t *testing.T, stdout string) []evalResult {
@@ -147,4 +149,23 @@ func TestEval_WorkspaceAndRuleOrder(t *testing.T) {
 	res = evalLinesOut(t, stdout)
 	require.Equal(t, "deny", res[0].Decision)
 	require.Equal(t, "path.no_workspace", res[0].ReasonCode)
+}
+
+// TestEval_PolicyWithARefusedModuleAnswersNothing: the gates load side by
+// side before the first request; a module the host refuses stops the run
+// (usage exit, nothing answered) with that binding named and the host's
+// reason code, even when a later binding's module loads fine.
+func TestEval_PolicyWithARefusedModuleAnswersNothing(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.wasm"), wasmfixtures.Bytes("missing_export.wasm"), 0o644))
+	policyFile := filepath.Join(dir, "policy.json")
+	require.NoError(t, os.WriteFile(policyFile, []byte(`{"policy_id":"6f1c3a52-2a7e-4c1e-9a56-0d7d0c4f8e02","version":"1","gates":[
+	  {"gate_id":"rm","module":"destructive","level":"hard","order":1,"tool_ids":["bash"]},
+	  {"gate_id":"bad","module":"./bad.wasm","level":"hard","order":2,"tool_ids":["bash"]},
+	  {"gate_id":"perm","module":"permission","level":"hard","order":3,"tool_ids":["bash"],"config":{"preset":"safe"}}]}`), 0o644))
+	code, stdout, stderr := runCLI(t, `{"tool":"bash","arguments":{"command":"ls"}}`+"\n", "eval", "--policy", policyFile, "--cache-dir", testCacheDir)
+	require.Equal(t, exitUsage, code, stderr)
+	require.Empty(t, stdout)
+	require.Contains(t, stderr, "gate bad: ")
+	require.Contains(t, stderr, "gate.missing_export")
 }

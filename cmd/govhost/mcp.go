@@ -170,8 +170,8 @@ func openMCPEmbedded(ctx context.Context, f mcpFlags, dataDir string, perSession
 		}
 	}
 	opts := mcp.EmbeddedOptions{
-		Dir: dataDir, PolicyFile: f.policyFile, Version: f.version, Resource: f.resource, Profile: f.profile,
-		ApprovalTimeout: f.approvalTimeout, Host: dataHostConfig(dataDir), TaskPerSession: perSession,
+		Engine: engineOptions(ctx, dataDir), PolicyFile: f.policyFile, Version: f.version, Resource: f.resource, Profile: f.profile,
+		ApprovalTimeout: f.approvalTimeout, TaskPerSession: perSession,
 	}
 	if f.policyID != "" {
 		id, err := uuid.Parse(f.policyID)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/govhost/govhost"
+	"github.com/govhost/govhost/internal/pgtest"
 	"github.com/govhost/govhost/policy/profiles"
 )
 
@@ -62,4 +64,26 @@ func TestMCP_Profile(t *testing.T) {
 	code, _, stderr = runCLI(t, "", "mcp", "--data", filepath.Join(t.TempDir(), "fresh"), "--", "true")
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, stderr, "@"+balanced+";")
+}
+
+// TestMCP_StoreFlag: the embedded proxy opens the store every command
+// opens: with --store postgres, the policy it installs lands in
+// PostgreSQL (another data directory sees it), not in the data
+// directory's Pebble.
+func TestMCP_StoreFlag(t *testing.T) {
+	if _, err := exec.LookPath("true"); err != nil {
+		t.Skip("no true(1) to stand in for an MCP server")
+	}
+	t.Setenv(govhost.DatabaseURLEnv, pgtest.Schema(t))
+	data := filepath.Join(t.TempDir(), "data")
+	strict, err := profiles.Version(profiles.Strict)
+	require.NoError(t, err)
+	code, _, stderr := runCLI(t, "", "--store", "postgres", "mcp", "--data", data, "--profile", profiles.Strict, "--", "true")
+	require.Equal(t, exitOK, code, stderr)
+
+	code, stdout, stderr := runCLI(t, "", "--store", "postgres", "policy", "show", "--data", t.TempDir(), "--id", profiles.PolicyID.String(), "--version", strict)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "active")
+	code, _, _ = runCLI(t, "", "policy", "show", "--data", data, "--id", profiles.PolicyID.String(), "--version", strict)
+	require.NotEqual(t, exitOK, code, "the data directory's Pebble store holds no policy")
 }

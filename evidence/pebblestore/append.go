@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -144,7 +145,6 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 	for _, r := range records {
 		writeRecord(b, r)
 	}
-	writeHead(b, chainID, records[len(records)-1].Head())
 
 	c := s.chain(chainID)
 	defer s.release(chainID, c)
@@ -194,17 +194,36 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 // duplicate-hash index (e/c) this lookup once read cost a third of an
 // append's index writes and half its lookups (docs/performance.md).
 func (s *Store) checkDuplicates(records []governance.EvidenceRecord) error {
+	// One iterator for the batch, with L6's bloom filters: Get never reads
+	// them (Pebble's IterOptions.UseL6Filters, off for Get), so each
+	// lookup of an absent id, which is nearly every lookup, would load and
+	// search a data block of the bottom level, where most of a long-lived
+	// store's index sits.
+	it, err := s.db.NewIter(&idLookupOptions)
+	if err != nil {
+		return fmt.Errorf("pebblestore: read index: %w: %w", ErrIO, err)
+	}
 	var k [keyLenID]byte
 	for _, r := range records {
-		found, err := s.has(putRecordIDKey(k[:0], r.RecordID))
-		if err != nil {
-			return err
-		}
-		if found {
+		key := putRecordIDKey(k[:0], r.RecordID)
+		if it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key) {
+			_ = it.Close()
 			return evidence.DuplicateID(r)
 		}
 	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("pebblestore: read index: %w: %w", ErrIO, err)
+	}
 	return nil
+}
+
+// idLookupOptions bound checkDuplicates' iterator to the id index and
+// make it read the bottom level's bloom filters (see there). Pebble copies
+// them; they are never modified.
+var idLookupOptions = pebble.IterOptions{
+	LowerBound:   []byte{'e', '/', tagRecordID},
+	UpperBound:   []byte{'e', '/', tagRecordID + 1},
+	UseL6Filters: true,
 }
 
 // writeRecord adds the record and its id index entry to b, encoding
@@ -219,13 +238,6 @@ func writeRecord(b *pebble.Batch, r governance.EvidenceRecord) {
 	op = b.SetDeferred(keyLenID, locatorLen)
 	putRecordIDKey(op.Key[:0], r.RecordID)
 	putLocator(op.Value[:0], r.ChainID, r.Sequence)
-	_ = op.Finish()
-}
-
-func writeHead(b *pebble.Batch, chain uuid.UUID, h governance.ChainHead) {
-	op := b.SetDeferred(keyLenHead, 8+len(h.Hash))
-	putHeadKey(op.Key[:0], chain)
-	putHead(op.Value[:0], h)
 	_ = op.Finish()
 }
 
@@ -274,18 +286,6 @@ func (s *Store) unlockStripes(idx []int) {
 	for _, i := range idx {
 		s.stripes[i].Unlock()
 	}
-}
-
-func (s *Store) has(key []byte) (bool, error) {
-	_, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("pebblestore: read index: %w: %w", ErrIO, err)
-	}
-	_ = closer.Close()
-	return true, nil
 }
 
 // writeError classifies a failed write: a full disk as ErrDiskFull,

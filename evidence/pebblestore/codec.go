@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"time"
@@ -12,12 +13,12 @@ import (
 	"github.com/govhost/govhost/governance"
 )
 
-// Record value, format 1. Every field of the record is stored, including
+// Record value, codec 1. Every field of the record is stored, including
 // chain id and sequence (also in the key), so a value moved under another
 // key is caught by the verifier as a broken link rather than silently
 // re-labelled:
 //
-//	[0]       format version (1)
+//	[0]       codec version (1)
 //	[1:17]    record_id
 //	[17:33]   chain_id
 //	[33:41]   sequence, int64 big-endian
@@ -32,16 +33,36 @@ import (
 //	hash_algorithm, previous_chain_hash ("" for genesis), payload_digest,
 //	chain_hash, payload_json
 //
+// Codec 2 (written by format 2 stores) stores the three digests as raw
+// bytes instead of 64-character hex, a sixth of a record's bytes, which
+// every layer of the LSM (WAL, memtable, flush, compactions) copies:
+//
+//	[0]        codec version (2)
+//	[1:98]     as codec 1; flags bit 2: previous_chain_hash present
+//	[98:130]   payload_digest, raw
+//	[130:162]  chain_hash, raw
+//	[162:194]  previous_chain_hash, raw (zeros when absent: genesis)
+//	then uvarint length + bytes of: record_type, policy_version,
+//	hash_algorithm, payload_json
+//
+// A record whose digests are not lowercase hex SHA-256 (none passes the
+// store's integrity check today) is written with codec 1, so any record
+// round-trips byte for byte. Both codecs are read.
+//
 // Why binary and not JSON? Verify decodes every record; a JSON decode costs
 // several times the two SHA-256 the check needs, and the 400k records/s
 // target leaves ~2.5µs per record. Decoding here is one allocation (the
 // value copied into a string all text fields share).
 const (
 	codecVersion  = 1
+	codecV2       = 2
 	fixedLen      = 98
+	fixedLenV2    = fixedLen + 3*rawDigestLen
 	flagOperation = 1 << 0
 	flagSupersede = 1 << 1
-	digestLen     = 64 // hex sha256
+	flagPrevious  = 1 << 2 // codec 2 only
+	digestLen     = 64     // hex sha256
+	rawDigestLen  = 32
 )
 
 var (
@@ -55,6 +76,17 @@ var (
 
 // encodedLen is the length encodeRecord appends.
 func encodedLen(r governance.EvidenceRecord) int {
+	if !rawDigests(r) {
+		return encodedLenV1(r)
+	}
+	n := fixedLenV2
+	for _, l := range [...]int{len(r.RecordType), len(r.PolicyVersion), len(r.HashAlgorithm), len(r.PayloadJSON)} {
+		n += uvarintLen(uint64(l)) + l
+	}
+	return n
+}
+
+func encodedLenV1(r governance.EvidenceRecord) int {
 	n := fixedLen
 	for _, l := range [...]int{
 		len(r.RecordType), len(r.PolicyVersion), len(r.HashAlgorithm), len(r.PreviousChainHash),
@@ -73,9 +105,85 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
+// rawDigests reports whether r's digests can be stored raw (codec 2) and
+// read back as the same text: lowercase hex of 32 bytes, the previous one
+// possibly empty.
+func rawDigests(r governance.EvidenceRecord) bool {
+	return isLowerHexDigest(r.PayloadDigest) && isLowerHexDigest(r.ChainHash) &&
+		(r.PreviousChainHash == "" || isLowerHexDigest(r.PreviousChainHash))
+}
+
+func isLowerHexDigest(s string) bool {
+	if len(s) != digestLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeRecord appends r's value: codec 2 when its digests allow
+// (rawDigests), else codec 1.
 func encodeRecord(dst []byte, r governance.EvidenceRecord) []byte {
+	if !rawDigests(r) {
+		return encodeRecordV1(dst, r)
+	}
+	fixed := putFixed(codecV2, r)
+	if r.PreviousChainHash != "" {
+		fixed[57] |= flagPrevious
+	}
+	dst = append(dst, fixed[:]...)
+	dst = appendRawDigest(dst, r.PayloadDigest)
+	dst = appendRawDigest(dst, r.ChainHash)
+	if r.PreviousChainHash != "" {
+		dst = appendRawDigest(dst, r.PreviousChainHash)
+	} else {
+		dst = append(dst, make([]byte, rawDigestLen)...)
+	}
+	for _, s := range [...]string{string(r.RecordType), r.PolicyVersion, r.HashAlgorithm, r.PayloadJSON} {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+// appendRawDigest appends the 32 bytes of a lowercase hex digest
+// (rawDigests checked it).
+func appendRawDigest(dst []byte, h string) []byte {
+	for i := 0; i < digestLen; i += 2 {
+		dst = append(dst, unhex(h[i])<<4|unhex(h[i+1]))
+	}
+	return dst
+}
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+// encodeRecordV1 appends r's value in codec 1.
+func encodeRecordV1(dst []byte, r governance.EvidenceRecord) []byte {
+	fixed := putFixed(codecVersion, r)
+	dst = append(dst, fixed[:]...)
+	for _, s := range [...]string{
+		string(r.RecordType), r.PolicyVersion, r.HashAlgorithm, r.PreviousChainHash,
+		r.PayloadDigest, r.ChainHash, r.PayloadJSON,
+	} {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+// putFixed returns the fixed-width head both codecs share.
+func putFixed(version byte, r governance.EvidenceRecord) [fixedLen]byte {
 	var fixed [fixedLen]byte
-	fixed[0] = codecVersion
+	fixed[0] = version
 	copy(fixed[1:17], r.RecordID[:])
 	copy(fixed[17:33], r.ChainID[:])
 	binary.BigEndian.PutUint64(fixed[33:41], uint64(r.Sequence))
@@ -89,15 +197,7 @@ func encodeRecord(dst []byte, r governance.EvidenceRecord) []byte {
 		copy(fixed[74:90], r.SupersedesRecordID.UUID[:])
 	}
 	binary.BigEndian.PutUint64(fixed[90:98], uint64(r.CreatedAt.UnixMicro()))
-	dst = append(dst, fixed[:]...)
-	for _, s := range [...]string{
-		string(r.RecordType), r.PolicyVersion, r.HashAlgorithm, r.PreviousChainHash,
-		r.PayloadDigest, r.ChainHash, r.PayloadJSON,
-	} {
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
-	}
-	return dst
+	return fixed
 }
 
 // decodeRecord decodes a record value into a record that owns its memory.
@@ -119,10 +219,14 @@ func decodeRecordScratch(v []byte, scratch *[]byte) (r governance.EvidenceRecord
 		id = uuid.NullUUID{Valid: true}
 		copy(id.UUID[:], v[1:17])
 	}
-	if len(v) == 0 || v[0] != codecVersion {
+	if len(v) == 0 || (v[0] != codecVersion && v[0] != codecV2) {
 		return r, id, errUnknownCodec
 	}
-	if len(v) < fixedLen || v[57]&^(flagOperation|flagSupersede) != 0 {
+	flags := byte(flagOperation | flagSupersede)
+	if v[0] == codecV2 {
+		flags |= flagPrevious
+	}
+	if len(v) < fixedLen || v[57]&^flags != 0 {
 		return r, id, errMalformed
 	}
 	copy(r.RecordID[:], v[1:17])
@@ -138,6 +242,10 @@ func decodeRecordScratch(v []byte, scratch *[]byte) (r governance.EvidenceRecord
 	}
 	r.CreatedAt = time.UnixMicro(int64(binary.BigEndian.Uint64(v[90:98]))).UTC()
 
+	if v[0] == codecV2 {
+		return decodeTextV2(r, id, v, scratch)
+	}
+
 	// One copy for all text fields; each field is a substring of it.
 	var rest string
 	if scratch == nil {
@@ -147,22 +255,14 @@ func decodeRecordScratch(v []byte, scratch *[]byte) (r governance.EvidenceRecord
 		rest = unsafe.String(unsafe.SliceData(*scratch), len(*scratch))
 	}
 	var fields [7]string
-	for i := range fields {
-		n, w := uvarint(rest)
-		if w <= 0 || n > uint64(len(rest)-w) {
-			return governance.EvidenceRecord{}, id, errMalformed
-		}
-		fields[i] = rest[w : w+int(n)]
-		rest = rest[w+int(n):]
-	}
-	if rest != "" {
+	if !splitFields(fields[:], rest) {
 		return governance.EvidenceRecord{}, id, errMalformed
 	}
 	// NB: a flipped length byte shifts every later field, and the shifted
 	// bytes may still frame: the digests' fixed lengths catch that, so a
 	// misframed value reads as malformed (CONTENT_MISMATCH) instead of, say,
-	// a garbage hash_algorithm (UNSUPPORTED_ALGORITHM). Format 1 stores
-	// sha256 digests only; another algorithm needs another format version.
+	// a garbage hash_algorithm (UNSUPPORTED_ALGORITHM). Codec 1 stores
+	// sha256 digests only; another algorithm needs another codec version.
 	if len(fields[4]) != digestLen || len(fields[5]) != digestLen || (fields[3] != "" && len(fields[3]) != digestLen) {
 		return governance.EvidenceRecord{}, id, errMalformed
 	}
@@ -173,6 +273,61 @@ func decodeRecordScratch(v []byte, scratch *[]byte) (r governance.EvidenceRecord
 		r.ChainHash = strings.Clone(r.ChainHash)
 	}
 	return r, id, nil
+}
+
+// decodeTextV2 decodes the digests and text fields of a codec 2 value into
+// r, whose fixed fields are decoded. As with codec 1, one copy holds every
+// text field: the three digests in hex, then the length-prefixed fields.
+func decodeTextV2(r governance.EvidenceRecord, id uuid.NullUUID, v []byte, scratch *[]byte) (governance.EvidenceRecord, uuid.NullUUID, error) {
+	if len(v) < fixedLenV2 {
+		return governance.EvidenceRecord{}, id, errMalformed
+	}
+	digests := v[fixedLen:fixedLenV2]
+	hasPrevious := v[57]&flagPrevious != 0
+	if !hasPrevious && [rawDigestLen]byte(digests[2*rawDigestLen:]) != [rawDigestLen]byte{} {
+		// Absent must be zeros, or a flipped byte there would go unnoticed.
+		return governance.EvidenceRecord{}, id, errMalformed
+	}
+	var buf []byte
+	if scratch == nil {
+		buf = make([]byte, 0, 3*digestLen+len(v)-fixedLenV2)
+	} else {
+		buf = (*scratch)[:0]
+	}
+	buf = hex.AppendEncode(buf, digests)
+	buf = append(buf, v[fixedLenV2:]...)
+	if scratch != nil {
+		*scratch = buf
+	}
+	text := unsafe.String(unsafe.SliceData(buf), len(buf)) // NB: buf is not written again (or is the caller's scratch)
+	var fields [4]string
+	if !splitFields(fields[:], text[3*digestLen:]) {
+		return governance.EvidenceRecord{}, id, errMalformed
+	}
+	r.PayloadDigest, r.ChainHash = text[:digestLen], text[digestLen:2*digestLen]
+	if hasPrevious {
+		r.PreviousChainHash = text[2*digestLen : 3*digestLen]
+	}
+	r.RecordType = governance.EvidenceType(fields[0])
+	r.PolicyVersion, r.HashAlgorithm, r.PayloadJSON = fields[1], fields[2], fields[3]
+	if scratch != nil {
+		r.ChainHash = strings.Clone(r.ChainHash)
+	}
+	return r, id, nil
+}
+
+// splitFields splits rest into len(fields) uvarint-length-prefixed fields
+// that must use all of it.
+func splitFields(fields []string, rest string) bool {
+	for i := range fields {
+		n, w := uvarint(rest)
+		if w <= 0 || n > uint64(len(rest)-w) {
+			return false
+		}
+		fields[i] = rest[w : w+int(n)]
+		rest = rest[w+int(n):]
+	}
+	return rest == ""
 }
 
 // optionalID decodes an optional id. NB: an absent id must be stored as
@@ -186,18 +341,6 @@ func optionalID(present bool, b []byte) (uuid.NullUUID, bool) {
 	}
 	id.Valid = true
 	return id, true
-}
-
-// Head value: sequence (int64 big-endian) then the chain hash.
-func putHead(dst []byte, h governance.ChainHead) []byte {
-	return append(binary.BigEndian.AppendUint64(dst, uint64(h.Sequence)), h.Hash...)
-}
-
-func decodeHead(v []byte) (governance.ChainHead, error) {
-	if len(v) < 8 {
-		return governance.ChainHead{}, errMalformed
-	}
-	return governance.ChainHead{Sequence: int64(binary.BigEndian.Uint64(v[:8])), Hash: string(v[8:])}, nil
 }
 
 // uvarint is binary.Uvarint on a string (no conversion copy).

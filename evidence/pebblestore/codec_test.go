@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -13,17 +14,38 @@ import (
 func TestCodec_RoundTrip(t *testing.T) {
 	r := storetest.Next(t, governance.EmptyHead, uuid.New())
 	r.SupersedesRecordID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
-	for _, rec := range []governance.EvidenceRecord{r, storetest.Next(t, r.Head(), r.ChainID)} {
-		v := encodeRecord(nil, rec)
-		require.Len(t, v, encodedLen(rec))
-		got, id, err := decodeRecord(v)
-		require.NoError(t, err)
-		require.Equal(t, rec, got)
-		require.Equal(t, uuid.NullUUID{UUID: rec.RecordID, Valid: true}, id)
-		var scratch []byte
-		got, _, err = decodeRecordScratch(v, &scratch)
-		require.NoError(t, err)
-		require.Equal(t, rec, got)
+	second := storetest.Next(t, r.Head(), r.ChainID)
+	upper := second
+	upper.PayloadDigest = strings.ToUpper(upper.PayloadDigest) // not lowercase hex: kept as text
+	for name, tc := range map[string]struct {
+		rec    governance.EvidenceRecord
+		encode func([]byte, governance.EvidenceRecord) []byte
+		codec  byte
+	}{
+		"genesis":                    {r, encodeRecord, codecV2},
+		"linked":                     {second, encodeRecord, codecV2},
+		"digest not lowercase hex":   {upper, encodeRecord, codecVersion},
+		"codec 1 (format 1) genesis": {r, encodeRecordV1, codecVersion},
+		"codec 1 (format 1) linked":  {second, encodeRecordV1, codecVersion},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := tc.encode(nil, tc.rec)
+			require.Equal(t, tc.codec, v[0])
+			if tc.codec == codecVersion {
+				require.Len(t, v, encodedLenV1(tc.rec))
+			} else {
+				require.Len(t, v, encodedLen(tc.rec))
+				require.LessOrEqual(t, len(v), encodedLenV1(tc.rec)-32, "raw digests save 32 bytes each (genesis stores zeros for the absent one)")
+			}
+			got, id, err := decodeRecord(v)
+			require.NoError(t, err)
+			require.Equal(t, tc.rec, got)
+			require.Equal(t, uuid.NullUUID{UUID: tc.rec.RecordID, Valid: true}, id)
+			scratch := []byte("left over from the previous record, longer than this one's text fields together, longer still")
+			got, _, err = decodeRecordScratch(v, &scratch)
+			require.NoError(t, err)
+			require.Equal(t, tc.rec, got)
+		})
 	}
 }
 
@@ -32,6 +54,9 @@ func TestCodec_RoundTrip(t *testing.T) {
 func FuzzCodec_Decode(f *testing.F) {
 	r := storetest.Next(f, governance.EmptyHead, uuid.New())
 	f.Add(encodeRecord(nil, r))
+	f.Add(encodeRecordV1(nil, r))
+	f.Add(encodeRecord(nil, storetest.Next(f, r.Head(), r.ChainID)))
+	f.Add([]byte{codecV2})
 	f.Add([]byte{codecVersion})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, v []byte) {

@@ -13,29 +13,32 @@
 //
 // # Key layout
 //
-//	e/v                          format marker "govhost-evidence-pebble/1"
-//	e/r <chain:16> <seq:8 BE>    record value (codec.go)
-//	e/h <chain:16>               head: <seq:8 BE> <chain hash hex>
+//	e/v                          format marker "govhost-evidence-pebble/2"
+//	e/r <chain:16> <seq:8 BE>    record value (codec.go: codec 2; format 1 wrote codec 1)
 //	e/i <record id:16>           <chain:16> <seq:8 BE>  (duplicate-id index)
 //
-// Stores before issue 25 also wrote e/c <chain hash:32 raw> (a
-// duplicate-hash index); nothing reads it now. A duplicate chain hash is
-// refused through its record id, which the hash covers (checkDuplicates).
+// A chain's head is its last record (one reverse seek when a chain is
+// first used, then cached). Format 1 also wrote e/h <chain:16> (a head
+// value per chain, rewritten by every append: a fifth of an append's keys);
+// Open upgrades a format 1 keyspace by deleting them and rewriting the
+// marker, which a format 1 build then refuses (keys.go). Stores before
+// issue 25 also wrote e/c <chain hash:32 raw> (a duplicate-hash index);
+// nothing reads it now. A duplicate chain hash is refused through its
+// record id, which the hash covers (checkDuplicates).
 //
 // Ids are raw UUID bytes and sequences big-endian, so one chain's records
-// are one contiguous key range in sequence order: Read and Verify are a
-// single bounded iteration. An append writes its records, their id index
-// entries and the new head in one batch, so after any crash the
-// head, the indexes and the records agree; Open finds every head without a
-// scan.
+// are one contiguous key range in sequence order: Read, Verify and the
+// head are a single bounded iteration or seek. An append writes its
+// records and their id index entries in one batch, so after any crash the
+// index and the records agree, and the last record is the head.
 //
 // # Durability and group commit
 //
 // Append checks the record's integrity, encodes the batch, then, under a
 // per-chain lock and the lock stripes of its record ids, looks them up
 // in the id index, compares the record with the chain's
-// cached head (loaded from e/h once, then kept; idle entries are evicted
-// past 65536 chains), and applies the batch with ApplyNoSyncWait (WAL
+// cached head (read from its last record once, then kept; idle entries are
+// evicted past 65536 chains), and applies the batch with ApplyNoSyncWait (WAL
 // buffer and memtable, no fsync). It waits for the WAL sync with SyncWait
 // after releasing the locks. Concurrent appends, to any chain, share one
 // fsync; appends to one chain are applied in order, and the WAL recovers

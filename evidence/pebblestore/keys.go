@@ -14,22 +14,37 @@ const (
 	keyPrefix = "e/"
 
 	tagRecord   = 'r' // e/r<chain 16><seq 8 BE> -> record value (codec.go)
-	tagHead     = 'h' // e/h<chain 16>            -> head value
 	tagRecordID = 'i' // e/i<record id 16>        -> locator
+	// 'h' (e/h<chain 16> -> head value) was a persisted head per chain,
+	// rewritten by every append; format 1 wrote it. Format 2 reads a
+	// chain's head from its last record instead, and the upgrade deletes
+	// the range.
+	tagHead = 'h'
 	// 'c' (e/c<chain hash 32> -> locator) was a duplicate-hash index;
 	// stores before issue 25 wrote it. Nothing reads it, so a keyspace
 	// with or without it is the same format.
 	tagFormat = 'v' // e/v                      -> formatMarker
 
 	keyLenRecord = 3 + 16 + 8
-	keyLenHead   = 3 + 16
 	keyLenID     = 3 + 16
 	locatorLen   = 16 + 8 // <chain 16><seq 8 BE>: where the record lives
 )
 
 // formatMarker is stored under e/v when the keyspace is first used; a
 // different value means an incompatible layout or codec.
-const formatMarker = "govhost-evidence-pebble/1"
+//
+// Format 1 (formatMarkerV1) kept a head key per chain that every append
+// rewrote, and wrote every record value in codec 1. Format 2 writes no
+// head keys and writes values in codec 2 (raw digests, codec.go); its id
+// index is format 1's. This build reads a format 1 keyspace correctly (its
+// heads are its last records, written in the same batches; codec 1 values
+// decode as before) and upgrades it on open; a format 1 build refuses
+// format 2 (ErrUnsupportedFormat) instead of trusting heads that are no
+// longer written or misreading codec 2 values.
+const (
+	formatMarker   = "govhost-evidence-pebble/2"
+	formatMarkerV1 = "govhost-evidence-pebble/1"
+)
 
 var formatKey = []byte{'e', '/', tagFormat}
 
@@ -44,6 +59,11 @@ func putRecordKey(dst []byte, chain uuid.UUID, seq int64) []byte {
 
 func recordKey(chain uuid.UUID, seq int64) []byte {
 	return putRecordKey(make([]byte, 0, keyLenRecord), chain, seq)
+}
+
+// chainPrefix is the prefix of every record key of chain.
+func chainPrefix(chain uuid.UUID) []byte {
+	return append([]byte{'e', '/', tagRecord}, chain[:]...)
 }
 
 // chainBounds returns [lower, upper) covering the chain's records with
@@ -66,10 +86,6 @@ func prefixEnd(p []byte) []byte {
 		}
 	}
 	return nil // p is all 0xff: no upper bound
-}
-
-func putHeadKey(dst []byte, chain uuid.UUID) []byte {
-	return append(append(dst, 'e', '/', tagHead), chain[:]...)
 }
 
 func putRecordIDKey(dst []byte, id uuid.UUID) []byte {

@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -87,21 +88,36 @@ func (s *Store) chainHead(c *chainState, chainID uuid.UUID) (governance.ChainHea
 	return c.head, nil
 }
 
+// readHead reads the chain's head from its last record: the records of a
+// chain are one key range in sequence order, and an append writes its
+// records in one batch, so the last one is the head of the last applied
+// batch. One seek, no scan.
 func (s *Store) readHead(r pebble.Reader, chainID uuid.UUID) (governance.ChainHead, error) {
-	var k [keyLenHead]byte
-	v, closer, err := r.Get(putHeadKey(k[:0], chainID))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return governance.EmptyHead, nil
-	}
+	lower, upper := chainBounds(chainID, 0)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return governance.EmptyHead, fmt.Errorf("pebblestore: read head of %s: %w: %w", chainID, ErrIO, err)
 	}
-	h, err := decodeHead(v)
-	_ = closer.Close()
-	if err != nil {
-		return governance.EmptyHead, fmt.Errorf("%w: head of %s: %w", ErrCorrupt, chainID, err)
+	head := governance.EmptyHead
+	var decodeErr error
+	if it.Last() {
+		if v, err := it.ValueAndErr(); err == nil {
+			var rec governance.EvidenceRecord
+			if rec, _, decodeErr = decodeRecord(v); decodeErr == nil {
+				if want := int64(binary.BigEndian.Uint64(it.Key()[keyLenRecord-8:])); rec.Sequence != want || rec.ChainID != chainID {
+					decodeErr = fmt.Errorf("%w: record of sequence %d under key %x", errMalformed, rec.Sequence, it.Key())
+				}
+				head = rec.Head()
+			}
+		}
 	}
-	return h, nil
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return governance.EmptyHead, fmt.Errorf("pebblestore: read head of %s: %w: %w", chainID, ErrIO, err)
+	}
+	if decodeErr != nil {
+		return governance.EmptyHead, fmt.Errorf("%w: head of %s: %w", ErrCorrupt, chainID, decodeErr)
+	}
+	return head, nil
 }
 
 // Verify implements evidence.Store. It streams the chain from a Pebble

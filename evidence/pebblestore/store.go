@@ -87,18 +87,22 @@ func New(db *pebble.DB, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// checkFormat writes the format marker into an unused keyspace and refuses
-// an incompatible or unmarked one.
+// checkFormat writes the format marker into an unused keyspace, upgrades a
+// format 1 keyspace (see formatMarker) and refuses an incompatible or
+// unmarked one.
 func (s *Store) checkFormat() error {
 	v, closer, err := s.db.Get(formatKey)
 	switch {
 	case err == nil:
 		got := string(v)
 		_ = closer.Close()
-		if got != formatMarker {
-			return fmt.Errorf("%w: keyspace %q holds %q, this build reads %q", ErrUnsupportedFormat, keyPrefix, got, formatMarker)
+		switch got {
+		case formatMarker:
+			return nil
+		case formatMarkerV1:
+			return s.upgradeFromV1()
 		}
-		return nil
+		return fmt.Errorf("%w: keyspace %q holds %q, this build reads %q", ErrUnsupportedFormat, keyPrefix, got, formatMarker)
 	case !errors.Is(err, pebble.ErrNotFound):
 		return fmt.Errorf("pebblestore: read format marker: %w: %w", ErrIO, err)
 	}
@@ -117,6 +121,27 @@ func (s *Store) checkFormat() error {
 	if err := s.db.Set(formatKey, []byte(formatMarker), pebble.Sync); err != nil {
 		return fmt.Errorf("pebblestore: write format marker: %w: %w", ErrIO, err)
 	}
+	return nil
+}
+
+// upgradeFromV1 turns a format 1 keyspace into format 2: the new marker
+// and the deletion of the head keys, in one synced batch, before any
+// append. From then on a format 1 build refuses the keyspace rather than
+// read heads that appends no longer update.
+func (s *Store) upgradeFromV1() error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	heads := []byte{'e', '/', tagHead}
+	if err := b.DeleteRange(heads, prefixEnd(heads), nil); err != nil {
+		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
+	}
+	if err := b.Set(formatKey, []byte(formatMarker), nil); err != nil {
+		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
+	}
+	s.log.Info("pebblestore: evidence keyspace upgraded to format 2 (heads read from the last record of each chain)", "dir", s.dir)
 	return nil
 }
 

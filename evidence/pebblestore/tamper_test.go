@@ -22,11 +22,11 @@ type span struct {
 	code       governance.VerificationFailureCode
 }
 
-// valueSpans maps the encoding of r (codec.go) to the expected codes:
-// sequence and previous hash are links, hash_algorithm and the format byte
-// are algorithms, everything else (length prefixes included: the value no
-// longer decodes) is content.
-func valueSpans(r governance.EvidenceRecord) []span {
+// valueSpans maps the encoding of r in codec (codec.go) to the expected
+// codes: sequence and previous hash are links, hash_algorithm and the
+// codec byte are algorithms, everything else (length prefixes included:
+// the value no longer decodes) is content.
+func valueSpans(r governance.EvidenceRecord, codec byte) []span {
 	spans := []span{
 		{"format", 0, 1, governance.UnsupportedAlgorithm},
 		{"record_id", 1, 17, governance.ContentMismatch},
@@ -38,12 +38,12 @@ func valueSpans(r governance.EvidenceRecord) []span {
 		{"supersedes_record_id", 74, 90, governance.ContentMismatch},
 		{"created_at", 90, 98, governance.ContentMismatch},
 	}
-	off := fixedLen
-	for _, f := range []struct {
+	type field struct {
 		name string
 		v    string
 		code governance.VerificationFailureCode
-	}{
+	}
+	fields := []field{
 		{"record_type", string(r.RecordType), governance.ContentMismatch},
 		{"policy_version", r.PolicyVersion, governance.ContentMismatch},
 		{"hash_algorithm", r.HashAlgorithm, governance.UnsupportedAlgorithm},
@@ -51,7 +51,17 @@ func valueSpans(r governance.EvidenceRecord) []span {
 		{"payload_digest", r.PayloadDigest, governance.ContentMismatch},
 		{"chain_hash", r.ChainHash, governance.ContentMismatch},
 		{"payload_json", r.PayloadJSON, governance.ContentMismatch},
-	} {
+	}
+	off := fixedLen
+	if codec == codecV2 {
+		spans = append(spans,
+			span{"payload_digest", 98, 130, governance.ContentMismatch},
+			span{"chain_hash", 130, 162, governance.ContentMismatch},
+			span{"previous_chain_hash", 162, 194, governance.BrokenLink})
+		off = fixedLenV2
+		fields = []field{fields[0], fields[1], fields[2], fields[6]}
+	}
+	for _, f := range fields {
 		n := len(binary.AppendUvarint(nil, uint64(len(f.v))))
 		spans = append(spans, span{f.name + " length", off, off + n, governance.ContentMismatch})
 		spans = append(spans, span{f.name, off + n, off + n + len(f.v), f.code})
@@ -62,8 +72,15 @@ func valueSpans(r governance.EvidenceRecord) []span {
 
 // TestStore_Verify_FlipEveryByte flips each byte of a stored record (two
 // different bit patterns) and checks Verify names the right code, the
-// record, and the records verified before it.
+// record, and the records verified before it: for the codec the store
+// writes (2) and for codec 1, which format 1 stores hold.
 func TestStore_Verify_FlipEveryByte(t *testing.T) {
+	for _, codec := range []byte{codecV2, codecVersion} {
+		t.Run(fmt.Sprintf("codec=%d", codec), func(t *testing.T) { testFlipEveryByte(t, codec) })
+	}
+}
+
+func testFlipEveryByte(t *testing.T, codec byte) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{BallastSize: -1})
 	chain, recs := storetest.Fill(t, s, 5)
@@ -72,7 +89,15 @@ func TestStore_Verify_FlipEveryByte(t *testing.T) {
 	require.NoError(t, err)
 	orig = append([]byte(nil), orig...)
 	require.NoError(t, closer.Close())
-	spans := valueSpans(recs[2])
+	require.Equal(t, byte(codecV2), orig[0], "the store writes codec 2")
+	if codec == codecVersion {
+		orig = encodeRecordV1(nil, recs[2])
+		require.NoError(t, s.db.Set(key, orig, pebble.Sync))
+		res, err := s.Verify(ctx, chain, recs[4].ChainHash)
+		require.NoError(t, err)
+		require.True(t, res.Valid, "a codec 1 value verifies")
+	}
+	spans := valueSpans(recs[2], codec)
 	require.Equal(t, len(orig), spans[len(spans)-1].end, "spans cover the value")
 
 	for _, sp := range spans {

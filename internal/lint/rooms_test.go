@@ -73,14 +73,10 @@ var rooms = map[string]room{
 	"sdk/rust":           {},
 	"sdk/assemblyscript": {},
 	// The built-in gates are Rust modules (plugins/rust, embedded by
-	// plugins/builtin); destructive and duties keep only their README and
-	// case table. permission and pathguard keep their Go code as the
-	// modules' differential reference while in-process users remain (no
-	// wasm main builds them any more).
-	"plugins/permission":         {may: []string{"abi", "plugins/internal/..."}},
-	"plugins/pathguard":          {may: []string{"abi", "plugins/internal/..."}},
-	"plugins/internal/fnmatch":   {},
-	"plugins/internal/pytext":    {planned: true},
+	// plugins/builtin), one implementation per gate: plugins/<gate> keeps
+	// only its README and case table (no Go package), so DESIGN.md's rows
+	// for their Go code, plugins/internal/fnmatch and the planned
+	// plugins/internal/pytext (Python's texts live in gatekit.rs) have none.
 	"plugins/internal/gatetable": {may: []string{"abi", "sdk/gatecases"}, testOnly: true},
 	"plugins/builtin":            {},
 
@@ -99,11 +95,12 @@ var rooms = map[string]room{
 	// Floor 5: the assembly. DESIGN.md's row lacks abi (the declared
 	// reason codes of a gate, reasoncodes.go) and internal/pgdb (the hook
 	// session store on PostgreSQL, sessions.go: a room the root holds that
-	// the table does not name).
+	// the table does not name). The built-ins' host-side configuration
+	// step (pathguard's roots resolved) is the root's own, keyed by module
+	// digest (builtinconfig.go): no arrow into a gate's package.
 	".": {
 		may: []string{"governance", "abi", "evidence/...", "policy/...", "controller", "certify", "checkpoint", "host",
 			"pathfacts", "plugins/builtin", "internal/pgdb"},
-		today: []arrow{{"plugins/pathguard", "give the built-in a host-side config hook keyed by module digest (gates.go)"}},
 	},
 
 	// Floor 6: agents.
@@ -141,11 +138,10 @@ var rooms = map[string]room{
 	"mcp": {
 		may: []string{".", "controller", "governance", "abi", "api", "server/client", "internal/bearer"},
 		today: []arrow{
-			{"host", "embedded session opening into the root (EmbeddedOptions.Host)"},
 			{"pathfacts", "embedded session opening into the root (the session's workspace)"},
 		},
 	},
-	"mcp/internal/e2eproxy": {may: []string{"mcp", "controller", "governance", "abi", "host"}},
+	"mcp/internal/e2eproxy": {may: []string{".", "mcp", "controller", "governance", "abi", "host"}},
 
 	// Floor 9: commands (flags and output only).
 	"cmd/govhost":      {may: []string{"..."}},

@@ -457,3 +457,10 @@ func FuzzRegression_Permission(f *testing.F)  { regFuzz(f, "permission", regPerm
 func FuzzRegression_Pathguard(f *testing.F)   { regFuzz(f, "pathguard", regPathguardConfigs) }
 func FuzzRegression_Destructive(f *testing.F) { regFuzz(f, "destructive", regDestructiveConfigs) }
 func FuzzRegression_Duties(f *testing.F)      { regFuzz(f, "duties", regDutiesConfigs) }
+
+// sameOutput reports whether two gate outputs are the same, field by field.
+func sameOutput(a, b abi.GateOutput) bool {
+	return a.Decision == b.Decision && a.ReasonCode == b.ReasonCode && a.Message == b.Message &&
+		a.Detail == b.Detail && a.MatchedRule == b.MatchedRule && a.DenyMessage == b.DenyMessage &&
+		bytes.Equal(a.Arguments, b.Arguments)
+}

@@ -63,10 +63,11 @@ func rustUnicodeTables() []byte {
 }
 
 // pythonCaseTables renders what the permission gate's port of Python's
-// str.lower needs (plugins/permission pyLower): Go's unicode.ToLower above
+// str.lower needs (checked against CPython by
+// TestPermission_PythonText_CPythonGolden): Go's unicode.ToLower above
 // ASCII as runs (lo, hi, delta, stride: every stride-th rune of lo..=hi maps
 // to itself + delta), and the Cased and Case_Ignorable sets of the
-// Final_Sigma rule, as plugins/permission defines them.
+// Final_Sigma rule, as the retired Go gate defined them.
 func pythonCaseTables(b *bytes.Buffer) {
 	type run struct{ lo, hi, delta, stride rune }
 	var runs []run

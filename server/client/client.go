@@ -56,6 +56,13 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
+	// direct is the transport of the client's own http.Client (nil when
+	// the caller gave theirs, HTTPClient): a request goes straight to it,
+	// bounded by timeout through its context, without http.Client's
+	// per-request machinery (a deadline timer, a copy of the headers for
+	// redirects, which the API never answers).
+	direct  http.RoundTripper
+	timeout time.Duration
 	// auth is the Authorization header's value, built once from token
 	// (shared by every request: the transport only reads it).
 	auth []string
@@ -93,13 +100,16 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("govhost: base URL %q: want http(s)://host:port", baseURL)
 	}
-	c := &Client{base: strings.TrimRight(baseURL, "/"), http: &http.Client{
-		Timeout: time.Duration(api.MaxWaitMS)*time.Millisecond + 30*time.Second, Transport: newTransport(),
-	}}
+	timeout, transport := time.Duration(api.MaxWaitMS)*time.Millisecond+30*time.Second, newTransport()
+	own := &http.Client{Timeout: timeout, Transport: transport}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), http: own}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
 		}
+	}
+	if c.http == own {
+		c.direct, c.timeout = transport, timeout
 	}
 	if c.token != "" {
 		c.auth = []string{"Bearer " + c.token}
@@ -117,6 +127,9 @@ func newTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = MaxIdleConnsPerHost
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	// The server does not compress its answers (small JSON): asking for
+	// gzip would only add a header to every request.
+	t.DisableCompression = true
 	return t
 }
 
@@ -174,8 +187,15 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 		}
 		rd, contentType = bytes.NewReader(j), "application/json"
 	}
+	cancel := context.CancelFunc(nil)
+	if c.direct != nil {
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
+		if cancel != nil {
+			cancel()
+		}
 		return nil, err
 	}
 	switch contentType {
@@ -191,7 +211,7 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 	case c.token != "":
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.roundTrip(req, cancel)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
@@ -204,6 +224,36 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 		return nil, fmt.Errorf("%w: HTTP %d from %s %s without an error body", ErrUnreachable, resp.StatusCode, method, path)
 	}
 	return nil, &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message}
+}
+
+// roundTrip sends req through the caller's http.Client or, when cancel is
+// set (req's context carries the client's timeout), straight to the
+// client's own transport: the answer's body then ends the timeout when it
+// is closed.
+func (c *Client) roundTrip(req *http.Request, cancel context.CancelFunc) (*http.Response, error) {
+	if cancel == nil {
+		return c.http.Do(req)
+	}
+	resp, err := c.direct.RoundTrip(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose is an answer's body that ends its request's timeout when
+// closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // Ready reports whether the server is ready (stores and gates loaded).

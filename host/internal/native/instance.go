@@ -264,7 +264,9 @@ func (i *Instance) callStack(ctx context.Context, op string, fn api.Function, st
 	}
 	i.tracker.Reset()
 	in := i.intr
+	var started time.Time
 	if i.timeout > 0 {
+		started = time.Now()
 		in.timer.Reset(i.timeout)
 	}
 	var stop func() bool
@@ -282,9 +284,16 @@ func (i *Instance) callStack(ctx context.Context, op string, fn api.Function, st
 	if stop != nil && !stop() {
 		quiet = false
 	}
-	if i.timeout > 0 && !in.timer.Stop() {
-		quiet = false
-		in.interrupt(reasonDeadline) // fired: make sure the reason says so
+	if i.timeout > 0 {
+		if !in.timer.Stop() {
+			quiet = false
+			in.interrupt(reasonDeadline) // fired: make sure the reason says so
+		} else if time.Since(started) >= i.timeout {
+			// NB: a loaded scheduler can run the timer late, after a call
+			// that outlived it returned; the deadline is the clock's, not
+			// the timer goroutine's.
+			in.interrupt(reasonDeadline)
+		}
 	}
 	if !quiet {
 		i.dead = true // the flag is (being) set: never call this instance again

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/govhost/govhost"
 	"github.com/govhost/govhost/abi"
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/governance"
@@ -34,7 +35,7 @@ func run() int {
 		}
 	}
 	hostCfg := host.NewConfig().WithCompilationCacheDir(os.Getenv("GOVHOST_WASM_CACHE"))
-	opts := mcp.EmbeddedOptions{Dir: os.Getenv("GOVHOST_MCP_TEST_DATA"), PolicyFile: os.Getenv("GOVHOST_MCP_TEST_POLICY"), Host: &hostCfg}
+	opts := mcp.EmbeddedOptions{Engine: govhost.Options{Dir: os.Getenv("GOVHOST_MCP_TEST_DATA"), Host: &hostCfg}, PolicyFile: os.Getenv("GOVHOST_MCP_TEST_POLICY")}
 	if os.Getenv("GOVHOST_MCP_TEST_APPROVAL") == "reviewer" {
 		// A reviewer that approves every request except one whose
 		// arguments mention "held": that one waits until the call ends.

@@ -1,9 +1,9 @@
 // Package gatetable reads a built-in gate's decision table
-// (plugins/<name>/testdata/cases.json, in gatetest's cases format) and
-// checks a verdict against a case with the invariants every built-in gate
-// keeps. The same table runs natively in the gate's own tests and through
-// the built .wasm module (gatetest.Run, as `govhost test` does), so both
-// answer from one file. Only tests import it.
+// (plugins/<name>/testdata/cases.json, in gatetest's cases format), the
+// gate's specification, and checks a verdict against a case with the
+// invariants every built-in gate keeps. plugins/builtin runs each table
+// through the embedded module (gatetest.Run, as `govhost test` does). Only
+// tests import it.
 package gatetable
 
 import (
@@ -57,29 +57,4 @@ func (c Case) Check(t testing.TB, got abi.GateOutput) {
 		require.Empty(t, got.DenyMessage, "%s: only an approval request carries a deny_message", c.Name)
 	}
 	require.Empty(t, got.Arguments, "%s: a check gate never rewrites arguments", c.Name)
-}
-
-// BenchGuestPath measures what one gate_evaluate call of a built-in module
-// does, natively: decode the host's bytes (input), evaluate, encode the
-// answer. Allocations here cost about a microsecond each inside the
-// Go-built guest, so the gates' BenchmarkGate_GuestPath report them.
-func BenchGuestPath(b *testing.B, input string, evaluate func(abi.GateInput) abi.GateOutput) {
-	raw := []byte(input)
-	var in abi.GateInput
-	var out []byte
-	var o abi.GateOutput
-	var err error
-	b.ReportAllocs()
-	for b.Loop() {
-		if err = abi.DecodeGateInput(raw, &in); err != nil {
-			b.Fatal(err)
-		}
-		o = evaluate(in)
-		if out, err = abi.AppendGateOutput(out[:0], &o); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if !o.Decision.Valid() {
-		b.Fatalf("%s", out)
-	}
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Regenerates pytext_golden.json from CPython.
 
-The Go tests only read the JSON file; run this (python3 gen_golden.py in this
-directory) only to refresh it. Generated with CPython 3.11 on Linux. The fnmatch
-golden file moved to plugins/internal/fnmatch/testdata (translate_golden.py).
+The tests (plugins/builtin, TestPermission_PythonText_CPythonGolden) only read the
+JSON file; run this (python3 gen_golden.py in this directory) only to refresh it.
+Generated with CPython 3.11 on Linux. The fnmatch golden files are beside it
+(translate_golden.py, fnmatch_golden.py).
 """
 import json
 

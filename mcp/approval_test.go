@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,14 +16,44 @@ import (
 	"github.com/govhost/govhost/mcp"
 )
 
+// screen is the approver's terminal: it keeps what was shown and tells the
+// test each time a question is asked, so an answer is typed after its
+// question (one typed before it is, by design, not taken for it).
+type screen struct {
+	mu    sync.Mutex
+	text  strings.Builder
+	asked chan struct{}
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if strings.Contains(string(p), "approve? [y/N]") {
+		s.asked <- struct{}{}
+	}
+	return s.text.Write(p)
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text.String()
+}
+
 func TestPromptApprover(t *testing.T) {
 	in, typed := io.Pipe()
-	var out strings.Builder
-	ask := mcp.PromptApprover(in, &out, "ana")
+	out := &screen{asked: make(chan struct{}, 8)}
+	ask := mcp.PromptApprover(in, out, "ana")
 	req := controller.ApprovalRequest{Tool: "fs/write_file", GateID: "grants_and_approval", ReasonCode: "permission.side_effect",
 		Message: "approval required", Arguments: json.RawMessage(`{"path":"/ws/a\u001b[2J"}`)}
+	answer := func(text string) {
+		go func() {
+			<-out.asked
+			_, _ = io.WriteString(typed, text)
+		}()
+	}
 
-	go func() { _, _ = io.WriteString(typed, "y\n") }()
+	answer("y\n")
 	d, err := ask(context.Background(), req)
 	require.NoError(t, err)
 	require.Equal(t, abi.DecisionAllow, d.Decision)
@@ -30,7 +61,7 @@ func TestPromptApprover(t *testing.T) {
 	require.Contains(t, out.String(), "fs/write_file")
 	require.NotContains(t, out.String(), "\x1b", "guest and argument text is escaped on the terminal")
 
-	go func() { _, _ = io.WriteString(typed, "nope\n") }()
+	answer("nope\n")
 	d, err = ask(context.Background(), req)
 	require.NoError(t, err)
 	require.Equal(t, abi.DecisionDeny, d.Decision)
@@ -40,14 +71,12 @@ func TestPromptApprover(t *testing.T) {
 	defer cancel()
 	_, err = mcp.WithApprovalTimeout(ask, time.Hour)(ctx, req)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	<-out.asked
 
 	// The late answer to the timed-out question does not approve the next.
 	_, _ = io.WriteString(typed, "y\n")
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		_, _ = io.WriteString(typed, "n\n")
-	}()
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // the late line is read (and timed) before the next question
+	answer("n\n")
 	d, err = ask(context.Background(), req)
 	require.NoError(t, err)
 	require.Equal(t, abi.DecisionDeny, d.Decision)

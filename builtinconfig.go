@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/govhost/govhost/pathfacts"
+	"github.com/govhost/govhost/policy/policyfile"
 )
 
 // builtinConfigHooks are the host-side steps a built-in module's
@@ -135,7 +136,7 @@ func resolveDenied(fields map[string]json.RawMessage, home string, real func(fie
 		if !ok {
 			return false, nil
 		}
-		isWorkspace := s == workspaceRef || strings.HasPrefix(s, workspaceRef+"/")
+		isWorkspace := policyfile.IsWorkspaceRef(s)
 		if !isWorkspace && !strings.HasPrefix(expanded, "/") {
 			continue // a glob or a plain text
 		}

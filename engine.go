@@ -163,25 +163,19 @@ func (e *Engine) Issuer() *controller.CertificateIssuer {
 }
 
 // Close seals what the engine saw (closed tasks not yet sealed, the heads
-// of open chains: seal.go), then closes the stores and, meanwhile, the host.
+// of open chains: seal.go), then closes the stores and the host.
 func (e *Engine) Close(ctx context.Context) error {
 	var errs []error
 	if e.sealer != nil {
 		e.sealer.stop(ctx)
 		e.sealer = nil
 	}
-	// NB: the host closes while the stores do (their close waits on the
-	// disk: Pebble syncs its WAL); nothing of a store's close uses it.
-	hostClosed := make(chan error, 1)
-	if h := e.Host; h != nil {
-		go func() { hostClosed <- h.Close(ctx) }()
-	} else {
-		hostClosed <- nil
-	}
 	for _, c := range e.closers {
 		errs = append(errs, c())
 	}
 	e.closers = nil
-	errs = append(errs, <-hostClosed)
+	if e.Host != nil {
+		errs = append(errs, e.Host.Close(ctx))
+	}
 	return errors.Join(errs...)
 }

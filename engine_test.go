@@ -54,7 +54,7 @@ func TestOpen_HostFailureClosesTheDatabaseOpenedBesideIt(t *testing.T) {
 	require.Nil(t, both)
 }
 
-// Close closes the stores and the host (the two side by side): the
+// Close closes the stores and the host: the
 // directory opens again at once, the closed engine's host refuses loads,
 // and a second Close is a no-op.
 func TestClose_ClosesTheStoresAndTheHost(t *testing.T) {

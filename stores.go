@@ -78,9 +78,8 @@ func (e *Engine) openPolicies(ctx context.Context, log *slog.Logger) error {
 			return fmt.Errorf("govhost: open the PostgreSQL policy store: %w", err)
 		}
 		e.Policies, e.closers = ps, append([]func() error{ps.Close}, e.closers...)
-		var err2 error
-		e.Sessions, err2 = newPGSessions(ctx, e.pg.Pool())
-		return err2
+		e.Sessions, err = newPGSessions(ctx, e.pg.Pool())
+		return err
 	}
 	ps, err := policypebble.New(e.pebble.DB(), policypebble.Options{Availability: e.Gates, Logger: log})
 	if err != nil {

@@ -178,6 +178,9 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 		return nil, s.writeError(err)
 	}
 	c.head = records[len(records)-1].Head() // NB: only once the batch is applied
+	for _, r := range records {
+		s.ids.add(r.RecordID) // NB: under the ids' stripes, before another append of them can look
+	}
 	return b, nil
 }
 
@@ -194,6 +197,9 @@ func (s *Store) applyLocked(chainID uuid.UUID, records []governance.EvidenceReco
 // duplicate-hash index (e/c) this lookup once read cost a third of an
 // append's index writes and half its lookups (docs/performance.md).
 func (s *Store) checkDuplicates(records []governance.EvidenceRecord) error {
+	if s.allAbsent(records) {
+		return nil
+	}
 	// One iterator for the batch, with L6's bloom filters: Get never reads
 	// them (Pebble's IterOptions.UseL6Filters, off for Get), so each
 	// lookup of an absent id, which is nearly every lookup, would load and
@@ -215,6 +221,18 @@ func (s *Store) checkDuplicates(records []governance.EvidenceRecord) error {
 		return fmt.Errorf("pebblestore: read index: %w: %w", ErrIO, err)
 	}
 	return nil
+}
+
+// allAbsent reports whether the id filter knows that no record id of the
+// batch is stored: the common case, answered without Pebble. Otherwise
+// (an id maybe stored, or the filter not loaded yet) every id is looked up.
+func (s *Store) allAbsent(records []governance.EvidenceRecord) bool {
+	for _, r := range records {
+		if !s.ids.absent(r.RecordID) {
+			return false
+		}
+	}
+	return true
 }
 
 // idLookupOptions bound checkDuplicates' iterator to the id index and

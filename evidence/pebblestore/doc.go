@@ -35,8 +35,10 @@
 // # Durability and group commit
 //
 // Append checks the record's integrity, encodes the batch, then, under a
-// per-chain lock and the lock stripes of its record ids, looks them up
-// in the id index, compares the record with the chain's
+// per-chain lock and the lock stripes of its record ids, checks that the
+// store does not hold them (an in-memory filter of every stored id answers
+// "certainly not" for nearly all of them, idfilter.go; a "maybe" is looked
+// up in the id index), compares the record with the chain's
 // cached head (read from its last record once, then kept; idle entries are
 // evicted past 65536 chains), and applies the batch with ApplyNoSyncWait (WAL
 // buffer and memtable, no fsync). It waits for the WAL sync with SyncWait

@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -182,7 +183,15 @@ func (f *idFilter) absent(id uuid.UUID) bool {
 // load adds every id of the store's id index, then marks the filter
 // loaded. It stops early, leaving the filter unloaded (every id then goes
 // to Pebble), when stop is closed or the index cannot be read.
-func (f *idFilter) load(db *pebble.DB, stop <-chan struct{}) error {
+func (f *idFilter) load(db *pebble.DB, stop <-chan struct{}) (err error) {
+	defer func() {
+		// A DB lent to New and closed by its owner without the Store's
+		// Close first: Pebble panics on a closed DB. The filter stays
+		// unloaded; the store is not usable on that DB anyway.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w (%v)", errLoadStopped, p)
+		}
+	}()
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: idLookupOptions.LowerBound, UpperBound: idLookupOptions.UpperBound})
 	if err != nil {
 		return err

@@ -79,7 +79,8 @@ type ownedDB struct {
 // db's Logger (Pebble's default exits the process on a fatal error) and any
 // disk-room reserve; opts.FS, BallastSize, CacheSize and MemTableSize are
 // ignored. Only one Store may use a DB at a time: the append locks and head
-// cache are per Store.
+// cache are per Store. Close the Store before the DB: it reads the DB in
+// the background (the record ids, see idfilter.go) until its Close.
 func New(db *pebble.DB, opts Options) (*Store, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {

@@ -261,9 +261,8 @@ func writeRecords(b *pebble.Batch, records []governance.EvidenceRecord) {
 		_ = op.Finish()
 	}
 	for _, r := range records {
-		op := b.SetDeferred(keyLenID, locatorLen)
+		op := b.SetDeferred(keyLenID, 0) // the key is the entry: see keys.go
 		putRecordIDKey(op.Key[:0], r.RecordID)
-		putLocator(op.Value[:0], r.ChainID, r.Sequence)
 		_ = op.Finish()
 	}
 }

@@ -15,7 +15,8 @@
 //
 //	e/v                          format marker "govhost-evidence-pebble/2"
 //	e/r <chain:16> <seq:8 BE>    record value (codec.go: codec 2; format 1 wrote codec 1)
-//	e/i <record id:16>           <chain:16> <seq:8 BE>  (duplicate-id index)
+//	e/i <record id:16>           empty (duplicate-id index; older builds
+//	                             stored <chain:16> <seq:8 BE>, which nothing reads)
 //
 // A chain's head is its last record (one reverse seek when a chain is
 // first used, then cached). Format 1 also wrote e/h <chain:16> (a head

@@ -53,6 +53,9 @@ type memChain struct {
 	// (memRef). A chunk holds whole records only.
 	chunks [][]byte
 	recs   []memRef
+	// digests are where the arena holds the digests payloads refer to
+	// (appendPayload).
+	digests []memRef
 	// pins are the policy pins along the chain: pins[k] is the pin of
 	// the records from pins[k].from to the next run's start.
 	pins []memPin
@@ -87,7 +90,8 @@ type memPin struct {
 // in governance.EvidenceTypes, the record id, then what differs from the
 // record before it (the operation id and the time, which the records of
 // one batch share), the supersedes id when set, the payload digest and
-// chain hash as 32 bytes each, and the payload's length and text. Left
+// chain hash as 32 bytes each, and the payload's length (4 bytes) and
+// text, in its short form (mempayload.go) when it has one. Left
 // out, because the record's place gives them back: chain id, sequence,
 // previous hash, hash algorithm, and the policy pin (memChain.pins).
 const (
@@ -95,6 +99,7 @@ const (
 	memOwnOp                 // … stored here, not the previous record's
 	memOwnTime               // the time is stored here, not the previous record's
 	memHasSup                // a supersedes id is stored
+	memShortPayload          // the payload is in its short form (appendPayload)
 	memFixedSize = 2 + 16 + 2*sha256.Size
 	// memShareRun bounds a run of records that share the operation id or
 	// time of the one before.
@@ -107,7 +112,7 @@ const (
 // longer than the largest gets a chunk of its own size.
 const (
 	memChunkMin = 1 << 10
-	memChunkMax = 64 << 10
+	memChunkMax = 16 << 10
 )
 
 var (
@@ -273,7 +278,7 @@ func (c *memChain) encode(r *governance.EvidenceRecord) memRef {
 	}
 	created := r.CreatedAt.UnixMicro()
 	var flags byte
-	size := memFixedSize + binary.MaxVarintLen32 + len(r.PayloadJSON)
+	size := memFixedSize + 4 + len(r.PayloadJSON) // NB: a short form is never longer
 	if r.OperationID.Valid {
 		flags |= memHasOp
 		if own || r.OperationID != prevOp {
@@ -303,8 +308,16 @@ func (c *memChain) encode(r *governance.EvidenceRecord) memRef {
 	}
 	dst = appendDigestBytes(dst, r.PayloadDigest)
 	dst = appendDigestBytes(dst, r.ChainHash)
-	dst = binary.AppendUvarint(dst, uint64(len(r.PayloadJSON)))
-	dst = append(dst, r.PayloadJSON...)
+	// NB: the payload's length goes before it, known once it is written.
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	var short bool
+	if dst, short = c.appendPayload(dst, r.PayloadJSON, ref+memRef(len(dst))); short {
+		dst[0] |= memShortPayload
+	} else {
+		dst = append(dst, r.PayloadJSON...)
+	}
+	binary.LittleEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	last := &c.chunks[len(c.chunks)-1]
 	*last = (*last)[:len(*last)+len(dst)]
 	return ref
@@ -340,7 +353,8 @@ func appendDigestBytes(dst []byte, digest string) []byte {
 
 // bytesAt is the arena from ref on.
 func (c *memChain) bytesAt(ref memRef) []byte {
-	return c.chunks[ref>>32][uint32(ref):]
+	chunk := c.chunks[ref>>32]
+	return chunk[uint32(ref):cap(chunk)] // NB: a record being written is past len
 }
 
 // opAndTime returns record i's operation id and time (Unix µs), which a
@@ -440,11 +454,20 @@ func (d *memDecoder) next() governance.EvidenceRecord {
 	}
 	pin := &c.pins[d.pin]
 	r.PolicyID, r.PolicyVersion = pin.id, pin.version
-	n, w := binary.Uvarint(b[2*sha256.Size:])
-	payload := b[2*sha256.Size+w : 2*sha256.Size+w+int(n)]
+	n := binary.LittleEndian.Uint32(b[2*sha256.Size:])
+	enc := b[2*sha256.Size+4 : 2*sha256.Size+4+int(n)]
+	size := len(enc)
+	if flags&memShortPayload != 0 {
+		size = c.payloadLen(enc)
+	}
 	// NB: one string for the record's three texts.
-	text := make([]byte, 0, len(payload)+4*sha256.Size)
-	text = append(text, payload...)
+	text := make([]byte, 0, size+4*sha256.Size)
+	if flags&memShortPayload != 0 {
+		text = c.expandPayload(text, enc)
+	} else {
+		text = append(text, enc...)
+	}
+	payload := text[:size]
 	text = hex.AppendEncode(text, b[:sha256.Size])
 	text = hex.AppendEncode(text, b[sha256.Size:2*sha256.Size])
 	all := string(text)
@@ -569,7 +592,7 @@ func (s *MemStore) remove(chainID uuid.UUID, i int) {
 func (c *memChain) replace(recs []governance.EvidenceRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.chunks, c.recs, c.pins, c.full = nil, nil, nil, nil
+	c.chunks, c.recs, c.pins, c.full, c.digests = nil, nil, nil, nil, nil
 	c.headHash, c.lastOp, c.lastTime = "", uuid.NullUUID{}, 0
 	c.add(recs)
 }

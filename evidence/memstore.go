@@ -95,12 +95,12 @@ type memPin struct {
 // out, because the record's place gives them back: chain id, sequence,
 // previous hash, hash algorithm, and the policy pin (memChain.pins).
 const (
-	memHasOp     = 1 << iota // the record has an operation id
-	memOwnOp                 // … stored here, not the previous record's
-	memOwnTime               // the time is stored here, not the previous record's
-	memHasSup                // a supersedes id is stored
-	memShortPayload          // the payload is in its short form (appendPayload)
-	memFixedSize = 2 + 16 + 2*sha256.Size
+	memHasOp        = 1 << iota // the record has an operation id
+	memOwnOp                    // … stored here, not the previous record's
+	memOwnTime                  // the time is stored here, not the previous record's
+	memHasSup                   // a supersedes id is stored
+	memShortPayload             // the payload is in its short form (appendPayload)
+	memFixedSize    = 2 + 16 + 2*sha256.Size
 	// memShareRun bounds a run of records that share the operation id or
 	// time of the one before.
 	memShareRun = 16

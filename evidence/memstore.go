@@ -154,7 +154,14 @@ func (s *MemStore) AppendBatch(ctx context.Context, records []governance.Evidenc
 	if err := CheckRecords(ctx, records); err != nil || len(records) == 0 {
 		return nil, err
 	}
-	return s.commit(records)
+	if err := s.commit(records); err != nil {
+		return nil, err
+	}
+	receipts := make([]governance.AppendReceipt, len(records))
+	for i := range records {
+		receipts[i] = governance.ReceiptFor(records[i])
+	}
+	return receipts, nil
 }
 
 // AppendSealed implements SealedAppender.
@@ -163,11 +170,14 @@ func (s *MemStore) AppendSealed(ctx context.Context, b *governance.SealedBatch) 
 	if err := CheckSealed(ctx, b); err != nil || len(records) == 0 {
 		return nil, err
 	}
-	return s.commit(records)
+	if err := s.commit(records); err != nil {
+		return nil, err
+	}
+	return b.Receipts(), nil
 }
 
 // commit is steps 2 and 3 and the append, for records that passed step 1.
-func (s *MemStore) commit(records []governance.EvidenceRecord) ([]governance.AppendReceipt, error) {
+func (s *MemStore) commit(records []governance.EvidenceRecord) error {
 	c := s.chain(records[0].ChainID, true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -184,15 +194,11 @@ func (s *MemStore) commit(records []governance.EvidenceRecord) ([]governance.App
 			delete(s.ids, records[i].RecordID)
 		}
 		s.mu.Unlock()
-		return nil, err
+		return err
 	}
 	s.mu.Unlock()
-	receipts := make([]governance.AppendReceipt, len(records))
-	for i := range records {
-		receipts[i] = governance.ReceiptFor(records[i])
-	}
 	c.add(records)
-	return receipts, nil
+	return nil
 }
 
 // addIDs adds the records' ids to the index, in order, until one is

@@ -47,7 +47,7 @@ func NextRecord(head ChainHead, spec RecordSpec) (EvidenceRecord, error) {
 func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 	w := batchPool.Get().(*batchWriter)
 	defer w.release()
-	return w.build(head, specs)
+	return w.build(head, specs, nil)
 }
 
 // SealRecords is NextRecords for a batch on its way to a store: the batch
@@ -56,8 +56,16 @@ func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 // over the builder's text instead of encoding every record a second time
 // (SealedBatch.CheckIntegrity). Release the batch once it is appended.
 func SealRecords(head ChainHead, specs []RecordSpec) (*SealedBatch, error) {
+	return SealRecordsInto(nil, head, specs)
+}
+
+// SealRecordsInto is SealRecords writing the batch's records into dst's
+// storage when it has room for them (a caller's buffer, reused from one
+// batch to the next: a governed call's records are a few hundred bytes
+// each), otherwise into a new slice.
+func SealRecordsInto(dst []EvidenceRecord, head ChainHead, specs []RecordSpec) (*SealedBatch, error) {
 	w := batchPool.Get().(*batchWriter)
-	recs, err := w.build(head, specs)
+	recs, err := w.build(head, specs, dst)
 	if err != nil {
 		w.release()
 		return nil, err
@@ -114,6 +122,18 @@ func (b *SealedBatch) checkSealed(i int) bool {
 		hexEqual(sha256.Sum256(w.chain[w.chainAt[i]:w.chainAt[i+1]]), r.ChainHash)
 }
 
+// Receipts returns the receipts of the batch's records once committed,
+// in a slice of the batch's own, valid until Release: a SealedAppender
+// returns them without allocating.
+func (b *SealedBatch) Receipts() []AppendReceipt {
+	w := b.w
+	w.receipts = w.receipts[:0]
+	for i := range b.recs {
+		w.receipts = append(w.receipts, ReceiptFor(b.recs[i]))
+	}
+	return w.receipts
+}
+
 // Release returns the batch's buffers for reuse; the records stay the
 // caller's. The batch must not be used after.
 func (b *SealedBatch) Release() {
@@ -123,8 +143,9 @@ func (b *SealedBatch) Release() {
 	}
 }
 
-// build writes the records of specs after head (NextRecords).
-func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
+// build writes the records of specs after head (NextRecords), into dst
+// when it has room.
+func (w *batchWriter) build(head ChainHead, specs []RecordSpec, dst []EvidenceRecord) ([]EvidenceRecord, error) {
 	const hexLen = 2 * sha256.Size
 	// text holds for each record its payload, payload digest and chain
 	// hash; at[i] is where record i's payload starts. The first record's
@@ -135,7 +156,11 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 	text, at, chain, chainAt := w.text[:0], w.at[:0], w.chain[:0], w.chainAt[:0]
 	defer func() { w.text, w.at, w.chain, w.chainAt = text, at, chain, chainAt }()
 	prevStart, prevEnd := 0, 0
-	recs := make([]EvidenceRecord, len(specs))
+	recs := dst[:0]
+	if cap(recs) < len(specs) {
+		recs = make([]EvidenceRecord, len(specs))
+	}
+	recs = recs[:len(specs)]
 	var ids recordIDs
 	chainAt = append(chainAt, 0)
 	for i, spec := range specs {
@@ -231,14 +256,17 @@ func (r *EvidenceRecord) previousOf(head ChainHead) string {
 type batchWriter struct {
 	text, chain []byte
 	at, chainAt []int
-	// sealedAs are the records as built (SealedBatch).
+	// sealedAs are the records as built, receipts their receipts
+	// (SealedBatch).
 	sealedAs []EvidenceRecord
+	receipts []AppendReceipt
 	sealed   SealedBatch
 }
 
 func (w *batchWriter) release() {
 	clear(w.sealedAs) // NB: the texts are the caller's; keep no reference
-	w.sealedAs = w.sealedAs[:0]
+	clear(w.receipts)
+	w.sealedAs, w.receipts = w.sealedAs[:0], w.receipts[:0]
 	w.sealed = SealedBatch{}
 	batchPool.Put(w)
 }
@@ -247,6 +275,7 @@ var batchPool = sync.Pool{New: func() any {
 	return &batchWriter{
 		text: make([]byte, 0, 4096), chain: make([]byte, 0, 8192),
 		at: make([]int, 0, 8), chainAt: make([]int, 0, 9), sealedAs: make([]EvidenceRecord, 0, 8),
+		receipts: make([]AppendReceipt, 0, 8),
 	}
 }}
 

@@ -194,18 +194,20 @@ func appendQuotedHex(dst, sum []byte) []byte {
 // stringEnd returns the index just after the JSON string that opens at
 // p[open] and whether it holds no escape; -1 if it does not end.
 func stringEnd(p string, open int) (int, bool) {
-	plain := true
+	q := strings.IndexByte(p[open+1:], '"')
+	if q < 0 {
+		return -1, false
+	}
+	if strings.IndexByte(p[open+1:open+1+q], '\\') < 0 {
+		return open + q + 2, true // NB: no escape, so that quote ends it
+	}
 	for k := open + 1; k < len(p); k++ {
-		q := strings.IndexAny(p[k:], `"\`)
-		if q < 0 {
-			return -1, false
+		switch p[k] {
+		case '"':
+			return k + 1, false
+		case '\\':
+			k++ // NB: the escaped byte
 		}
-		k += q
-		if p[k] == '"' {
-			return k + 1, plain
-		}
-		plain = false
-		k++ // NB: the escaped byte
 	}
 	return -1, false
 }

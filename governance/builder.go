@@ -161,7 +161,6 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec, dst []EvidenceRe
 		recs = make([]EvidenceRecord, len(specs))
 	}
 	recs = recs[:len(specs)]
-	var ids recordIDs
 	chainAt = append(chainAt, 0)
 	for i, spec := range specs {
 		payload := spec.Payload
@@ -186,7 +185,7 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec, dst []EvidenceRe
 		}
 		id := spec.RecordID
 		if id == uuid.Nil {
-			id = ids.next()
+			id = w.ids.next()
 		}
 		r := &recs[i]
 		*r = EvidenceRecord{
@@ -256,6 +255,7 @@ func (r *EvidenceRecord) previousOf(head ChainHead) string {
 type batchWriter struct {
 	text, chain []byte
 	at, chainAt []int
+	ids         recordIDs
 	// sealedAs are the records as built, receipts their receipts
 	// (SealedBatch).
 	sealedAs []EvidenceRecord
@@ -290,9 +290,11 @@ func appendHexSum(dst []byte, sum [sha256.Size]byte) []byte {
 // recordIDs hands out new record ids (uuid.New: version 4, from
 // crypto/rand) without uuid.New's heap allocation, reading the random
 // bytes of several ids at a time: a governed call takes six, and each
-// read is a call into the kernel's generator.
+// read is a call into the generator. A batch writer keeps its ids'
+// random bytes from one batch to the next, as uuid's own random pool
+// would (record ids are identifiers, not secrets).
 type recordIDs struct {
-	random [8 * 16]byte
+	random [32 * 16]byte
 	left   int // ids not yet handed out at the end of random
 }
 

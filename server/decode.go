@@ -88,6 +88,9 @@ func readPooled(r *http.Request) (*pooledBody, error) {
 		n, err := r.Body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
+			// NB: closed once read to its end, net/http does not drain the
+			// body again after the handler (an io.CopyN and its reader).
+			_ = r.Body.Close()
 			break
 		}
 		if err != nil {

@@ -329,6 +329,15 @@ func (b *cancelOnClose) Close() error {
 	return err
 }
 
+// taskPath is "/v1/tasks/<task>/<action>", built in one allocation.
+func taskPath(task uuid.UUID, action string) string {
+	var buf [64]byte
+	b := append(buf[:0], "/v1/tasks/"...)
+	b = governance.AppendUUID(b, task)
+	b = append(b, '/')
+	return string(append(b, action...))
+}
+
 // Ready reports whether the server is ready (stores and gates loaded).
 func (c *Client) Ready(ctx context.Context) error { return c.do(ctx, "GET", "/readyz", nil, nil) }
 
@@ -348,7 +357,7 @@ func (c *Client) Tasks(ctx context.Context) ([]api.TaskInfo, error) {
 // and the operations left unfinished.
 func (c *Client) CloseTask(ctx context.Context, task uuid.UUID) (api.ClosedTask, error) {
 	var out api.ClosedTask
-	return out, c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/close", struct{}{}, &out)
+	return out, c.do(ctx, "POST", taskPath(task, "close"), struct{}{}, &out)
 }
 
 // Authorize asks before a tool call. The answer's Decision is allow
@@ -356,7 +365,7 @@ func (c *Client) CloseTask(ctx context.Context, task uuid.UUID) (api.ClosedTask,
 // (Denial) or pending_approval (Wait on AuthorizationID).
 func (c *Client) Authorize(ctx context.Context, task uuid.UUID, req api.AuthorizeRequest) (api.AuthorizeResult, error) {
 	var out api.AuthorizeResult
-	return out, c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/authorize", req, &out)
+	return out, c.do(ctx, "POST", taskPath(task, "authorize"), req, &out)
 }
 
 // Wait long-polls a pending authorization for up to wait (at most
@@ -369,7 +378,7 @@ func (c *Client) Wait(ctx context.Context, authorizationID string, wait time.Dur
 
 // Complete reports the outcome of a permitted call.
 func (c *Client) Complete(ctx context.Context, task uuid.UUID, req api.CompleteRequest) error {
-	return c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/complete", req, nil)
+	return c.do(ctx, "POST", taskPath(task, "complete"), req, nil)
 }
 
 // Approvals lists the approvals waiting for a decision.

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 )
 
 // decode reads one JSON document into dst strictly: application/json (or
@@ -47,9 +48,9 @@ func decode(r *http.Request, dst any) error {
 	case err != nil:
 		return err
 	}
-	// NB: json.Unmarshal copies every string and raw value it keeps, so
+	// NB: encoding/json copies every string and raw value it keeps, so
 	// the body's buffer goes back to the pool.
-	if err := json.Unmarshal(body, dst); err != nil {
+	if err := governance.DecodeJSON(body, dst); err != nil {
 		return decodeError(err)
 	}
 	return nil

@@ -162,7 +162,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	if _, err := buf.ReadFrom(answer); err != nil {
 		return fmt.Errorf("%w: reading the answer to %s %s: %v", ErrUnreachable, method, path, err)
 	}
-	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+	if err := governance.DecodeJSON(buf.Bytes(), out); err != nil {
 		return fmt.Errorf("%w: reading the answer to %s %s: %v", ErrUnreachable, method, path, err)
 	}
 	return nil
@@ -177,7 +177,7 @@ func discard(body io.Reader) error {
 	return err
 }
 
-// answers recycles the buffers answers are read into (json.Unmarshal
+// answers recycles the buffers answers are read into (encoding/json
 // copies what it keeps).
 var answers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 

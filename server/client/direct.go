@@ -267,6 +267,7 @@ type conn struct {
 	br       *bufio.Reader
 	lastUsed time.Time
 	reused   bool
+	armed    time.Time // the deadline set for the client's own timeout (zero: other)
 
 	// The exchange in progress.
 	ctx       context.Context
@@ -287,11 +288,23 @@ type conn struct {
 // connection when it does.
 func (c *conn) begin(ctx context.Context, timeout time.Duration) {
 	c.ctx, c.answered, c.err = ctx, false, nil
-	deadline := time.Now().Add(timeout)
+	now := time.Now()
+	deadline, exact := now.Add(timeout), false
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+		deadline, exact = d, true
 	}
-	_ = c.nc.SetDeadline(deadline)
+	// NB: the client's own timeout is armed with a slack of timeout/64 (2
+	// s of 2 min) and kept while it is within it, instead of being armed
+	// again for every request (two timers moved each time); a context's
+	// deadline is armed as it is.
+	switch {
+	case exact:
+		c.armed = time.Time{}
+		_ = c.nc.SetDeadline(deadline)
+	case c.armed.Before(deadline) || c.armed.After(deadline.Add(timeout/64)):
+		c.armed = deadline.Add(timeout / 64)
+		_ = c.nc.SetDeadline(c.armed)
+	}
 	c.stop = nil
 	if ctx.Done() != nil {
 		c.stop = context.AfterFunc(ctx, c.interrupt)

@@ -147,9 +147,18 @@ func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, pa
 			return nil, err
 		}
 		c.begin(ctx, timeout)
-		err = c.send(head.b, body, inline)
-		if err == nil {
+		headSent, err := c.send(head.b, body, inline)
+		switch {
+		case err == nil:
 			err = c.readHead()
+		case headSent:
+			// A server may answer before it read the whole body (a
+			// refusal: too large, unauthorized, busy) and close the
+			// connection: its answer is the outcome, as with net/http.
+			if c.readHead() == nil {
+				c.keep = false
+				return c, nil
+			}
 		}
 		if err == nil {
 			return c, nil
@@ -315,15 +324,17 @@ func (c *conn) begin(ctx context.Context, timeout time.Duration) {
 func (c *conn) interruptNow() { _ = c.nc.SetDeadline(time.Unix(1, 0)) }
 
 // send writes the request: head (with the body when inline), then body.
-func (c *conn) send(head, body []byte, inline bool) error {
+// headSent reports the head written whole before the body failed.
+func (c *conn) send(head, body []byte, inline bool) (headSent bool, err error) {
 	n, err := c.nc.Write(head)
 	if err == nil && !inline {
+		headSent = true
 		_, err = c.nc.Write(body)
 	}
 	if err != nil && n == 0 && c.reused {
-		return fmt.Errorf("%w: %v", errStale, err)
+		return false, fmt.Errorf("%w: %v", errStale, err)
 	}
-	return err
+	return headSent, err
 }
 
 // readLine returns the next line of the answer's head, without its line

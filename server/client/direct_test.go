@@ -281,3 +281,20 @@ func TestDirect_RefusesAMalformedAnswer(t *testing.T) {
 		_ = ln.Close()
 	}
 }
+
+// TestDirect_AnAnswerBeforeTheBodyIsRead: a server that refuses a large
+// upload without reading it (and closes the connection) is heard: the
+// caller gets its refusal, not a broken pipe.
+func TestDirect_AnAnswerBeforeTheBodyIsRead(t *testing.T) {
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_, _ = io.WriteString(w, `{"error":{"code":"body_too_large","message":"request body over 1 bytes"}}`)
+	})
+	c := newDirectClient(t, srv.URL)
+	_, err := c.UploadModule(context.Background(), bytes.Repeat([]byte{0}, 16<<20))
+	var refused *Error
+	if !errors.As(err, &refused) || refused.Code != "body_too_large" {
+		t.Fatalf("want the server's refusal, got %v", err)
+	}
+}

@@ -48,13 +48,28 @@ var memKeys = [...]string{
 	"actor_kind", "actor_id", "opened_at", "closed_at",
 }
 
-var memKeyIndex = func() map[string]byte {
-	m := make(map[string]byte, len(memKeys))
+// memKeysByLen lists the indexes of memKeys by key length: a lookup
+// compares a string with the few keys of its length instead of hashing
+// it (a payload's every key is looked up).
+var memKeysByLen = func() (t [32][]byte) {
 	for i, k := range memKeys {
-		m[k] = byte(i)
+		t[len(k)] = append(t[len(k)], byte(i))
 	}
-	return m
+	return t
 }()
+
+// memKeyIndex returns the index of key in memKeys.
+func memKeyIndex(key string) (byte, bool) {
+	if len(key) >= len(memKeysByLen) {
+		return 0, false
+	}
+	for _, i := range memKeysByLen[len(key)] {
+		if memKeys[i] == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
 
 // memRecentDigests is how many of a chain's latest distinct digests a new
 // payload's digests are looked up in.
@@ -84,7 +99,7 @@ func (c *memChain) appendPayload(dst []byte, p string, base memRef) ([]byte, boo
 		}
 		s := p[open+1 : end-1]
 		if plain && end < len(p) && p[end] == ':' {
-			if k, ok := memKeyIndex[s]; ok {
+			if k, ok := memKeyIndex(s); ok {
 				dst = append(dst, memTokKey, k)
 				i = end + 1
 				continue

@@ -7,5 +7,5 @@ import "time"
 // processCPU is not measured here.
 func processCPU() time.Duration { return 0 }
 
-// processFaults is not measured on this platform: minflt/op reads 0.
+// processFaults is not measured here.
 func processFaults() int64 { return 0 }

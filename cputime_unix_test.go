@@ -17,9 +17,9 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// processFaults is the minor page faults (fresh pages touched) this
-// process has taken: on the project's VM each costs ~16 µs of system time,
-// and the count does not depend on the machine's load.
+// processFaults is the minor page faults this process has taken: each is a
+// fresh page touched, ~16 µs of kernel time on the benchmark VM, and a
+// count the machine's load does not change.
 func processFaults() int64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {

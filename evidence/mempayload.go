@@ -105,11 +105,7 @@ func (c *memChain) appendPayload(dst []byte, p string, base memRef) ([]byte, boo
 				continue
 			}
 		}
-		if plain && governance.IsDigest(s) {
-			var text [2 * sha256.Size]byte
-			var sum [sha256.Size]byte
-			copy(text[:], s)
-			_, _ = hex.Decode(sum[:], text[:])
+		if sum, ok := digestBytes(s); plain && ok {
 			if k := c.recentDigest(&sum); k >= 0 {
 				dst = binary.AppendUvarint(append(dst, memTokDigest), uint64(k))
 			} else {
@@ -207,20 +203,16 @@ func appendQuotedHex(dst, sum []byte) []byte {
 }
 
 // stringEnd returns the index just after the JSON string that opens at
-// p[open] and whether it holds no escape; -1 if it does not end.
+// p[open] and whether it holds no escape; -1 if it does not end. A byte
+// loop: a payload's strings are short (keys, codes, 64-digit digests).
 func stringEnd(p string, open int) (int, bool) {
-	q := strings.IndexByte(p[open+1:], '"')
-	if q < 0 {
-		return -1, false
-	}
-	if strings.IndexByte(p[open+1:open+1+q], '\\') < 0 {
-		return open + q + 2, true // NB: no escape, so that quote ends it
-	}
+	plain := true
 	for k := open + 1; k < len(p); k++ {
 		switch p[k] {
 		case '"':
-			return k + 1, false
+			return k + 1, plain
 		case '\\':
+			plain = false
 			k++ // NB: the escaped byte
 		}
 	}
@@ -246,6 +238,36 @@ func hasControlByte(s string) bool {
 	}
 	return false
 }
+
+// digestBytes returns the 32 bytes a 64-digit lowercase hex digest
+// stands for, in one pass.
+func digestBytes(s string) (sum [sha256.Size]byte, ok bool) {
+	if len(s) != 2*sha256.Size {
+		return sum, false
+	}
+	var bad byte
+	for i := range sum {
+		hi, lo := lowerHexValue[s[2*i]], lowerHexValue[s[2*i+1]]
+		bad |= hi | lo
+		sum[i] = hi<<4 | lo&0x0f
+	}
+	return sum, bad&0x80 == 0
+}
+
+// lowerHexValue is a lowercase hex digit's value, 0x80 for any other byte.
+var lowerHexValue = func() (t [256]byte) {
+	for i := range t {
+		switch {
+		case i >= '0' && i <= '9':
+			t[i] = byte(i - '0')
+		case i >= 'a' && i <= 'f':
+			t[i] = byte(i - 'a' + 10)
+		default:
+			t[i] = 0x80
+		}
+	}
+	return t
+}()
 
 func isLowerHex[T ~string | ~[]byte](s T) bool {
 	for i := 0; i < len(s); i++ {

@@ -134,10 +134,11 @@ func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, pa
 	}
 	head := heads.Get().(*requestHead)
 	defer heads.Put(head)
-	head.b = d.appendHead(head.b[:0], method, path, contentType, len(body))
 	// NB: a small body goes out with its head in one write; a large one (a
-	// gate module) is not copied.
+	// gate module) is not copied, and waits for the server's go-ahead: a
+	// busy server refuses an upload before it reads the body.
 	inline := len(body) <= maxInlineBody
+	head.b = d.appendHead(head.b[:0], method, path, contentType, len(body), !inline)
 	if inline {
 		head.b = append(head.b, body...)
 	}
@@ -147,15 +148,21 @@ func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, pa
 			return nil, err
 		}
 		c.begin(ctx, timeout)
-		headSent, err := c.send(head.b, body, inline)
+		headSent, refused, err := c.send(head.b, body, inline)
+		if refused {
+			// Answered before the body was sent: the server closes the
+			// connection after its answer.
+			c.keep = false
+			return c, nil
+		}
 		switch {
 		case err == nil:
-			err = c.readHead()
+			err = c.readHead(false)
 		case headSent:
 			// A server may answer before it read the whole body (a
 			// refusal: too large, unauthorized, busy) and close the
 			// connection: its answer is the outcome, as with net/http.
-			if c.readHead() == nil {
+			if c.readHead(false) == nil {
 				c.keep = false
 				return c, nil
 			}
@@ -185,7 +192,7 @@ type requestHead struct{ b []byte }
 
 var heads = sync.Pool{New: func() any { return &requestHead{b: make([]byte, 0, 1024)} }}
 
-func (d *direct) appendHead(b []byte, method, path, contentType string, n int) []byte {
+func (d *direct) appendHead(b []byte, method, path, contentType string, n int, expect bool) []byte {
 	b = append(b, method...)
 	b = append(b, ' ')
 	b = append(b, d.prefix...)
@@ -203,6 +210,9 @@ func (d *direct) appendHead(b []byte, method, path, contentType string, n int) [
 	if contentType != "" || method != http.MethodGet {
 		b = append(b, "\r\nContent-Length: "...)
 		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	if expect {
+		b = append(b, "\r\nExpect: 100-continue"...)
 	}
 	return append(b, "\r\n\r\n"...)
 }
@@ -277,6 +287,7 @@ type conn struct {
 	lastUsed time.Time
 	reused   bool
 	armed    time.Time // the deadline set for the client's own timeout (zero: other)
+	deadline time.Time // the deadline set for the exchange
 
 	// The exchange in progress.
 	ctx       context.Context
@@ -314,6 +325,10 @@ func (c *conn) begin(ctx context.Context, timeout time.Duration) {
 		c.armed = deadline.Add(timeout / 64)
 		_ = c.nc.SetDeadline(c.armed)
 	}
+	c.deadline = c.armed
+	if exact {
+		c.deadline = deadline
+	}
 	c.stop = nil
 	if ctx.Done() != nil {
 		c.stop = context.AfterFunc(ctx, c.interrupt)
@@ -323,18 +338,60 @@ func (c *conn) begin(ctx context.Context, timeout time.Duration) {
 // interruptNow ends the exchange in progress: its reads and writes fail.
 func (c *conn) interruptNow() { _ = c.nc.SetDeadline(time.Unix(1, 0)) }
 
-// send writes the request: head (with the body when inline), then body.
-// headSent reports the head written whole before the body failed.
-func (c *conn) send(head, body []byte, inline bool) (headSent bool, err error) {
+// send writes the request: head (with the body when inline), then body
+// once the server said to go ahead (the head asked "Expect:
+// 100-continue"). headSent reports the head written whole before the body
+// failed; refused, that the server answered before the body was sent (its
+// answer's head is read).
+func (c *conn) send(head, body []byte, inline bool) (headSent, refused bool, err error) {
 	n, err := c.nc.Write(head)
 	if err == nil && !inline {
 		headSent = true
-		_, err = c.nc.Write(body)
+		var proceed bool
+		if proceed, err = c.awaitContinue(); err == nil && !proceed {
+			return true, true, nil
+		}
+		if err == nil {
+			_, err = c.nc.Write(body)
+		}
 	}
 	if err != nil && n == 0 && c.reused {
-		return false, fmt.Errorf("%w: %v", errStale, err)
+		return false, false, fmt.Errorf("%w: %v", errStale, err)
 	}
-	return headSent, err
+	return headSent, false, err
+}
+
+// expectContinueWait is how long a large body waits for the server's
+// "100 Continue" before it is sent anyway (http.DefaultTransport's
+// ExpectContinueTimeout): a server that ignores the expectation reads the
+// body all the same.
+const expectContinueWait = time.Second
+
+// awaitContinue waits for the server's answer to "Expect: 100-continue":
+// proceed when it is "100 Continue" or none came within
+// expectContinueWait; else the answer is final (its head read).
+func (c *conn) awaitContinue() (proceed bool, err error) {
+	wait := time.Now().Add(expectContinueWait)
+	if wait.Before(c.deadline) {
+		_ = c.nc.SetReadDeadline(wait)
+	}
+	_, err = c.br.Peek(1)
+	_ = c.nc.SetReadDeadline(c.deadline)
+	// NB: the context may have ended (and interrupted the connection)
+	// before the deadline was set back.
+	if cerr := c.ctx.Err(); cerr != nil {
+		return false, cerr
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(c.deadline) {
+			return true, nil
+		}
+		return false, err
+	}
+	if err = c.readHead(true); err != nil {
+		return false, err
+	}
+	return c.status == http.StatusContinue, nil
 }
 
 // readLine returns the next line of the answer's head, without its line
@@ -364,8 +421,9 @@ func (c *conn) readLine(budget *int) ([]byte, error) {
 }
 
 // readHead reads the answer's status line and headers, skipping
-// informational answers, and sets up the reading of its body.
-func (c *conn) readHead() error {
+// informational answers (but for a 100 Continue when untilContinue), and
+// sets up the reading of its body.
+func (c *conn) readHead(untilContinue bool) error {
 	budget := maxAnswerHead
 	for {
 		line, err := c.readLine(&budget)
@@ -416,6 +474,9 @@ func (c *conn) readHead() error {
 		if status < 200 {
 			if status == http.StatusSwitchingProtocols {
 				return errors.New("unexpected answer: 101 Switching Protocols")
+			}
+			if status == http.StatusContinue && untilContinue {
+				return nil
 			}
 			continue // 100 Continue, 103 Early Hints: the answer follows
 		}

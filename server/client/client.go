@@ -222,6 +222,11 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (io.Re
 		req.Header["Content-Type"] = jsonContentType
 	default:
 		req.Header.Set("Content-Type", contentType)
+		// A module can be megabytes and a busy server refuses an upload
+		// before it reads the body (upload_busy): asking first, the
+		// refusal arrives before the body is sent, not as a broken pipe
+		// halfway through it.
+		req.Header.Set("Expect", "100-continue")
 	}
 	switch {
 	case c.auth != nil && strings.TrimPrefix(c.auth[0], "Bearer ") == c.token:

@@ -49,6 +49,8 @@ type direct struct {
 	prefix string // the base URL's path, before every route's
 	auth   string // the Authorization header's value, or ""
 	dialer net.Dialer
+	// dial opens a connection (dialer.DialContext; tests count bytes).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu   sync.Mutex
 	idle []*conn // most recently used last
@@ -86,6 +88,7 @@ func newDirect(base *url.URL, token string) *direct {
 		// http.DefaultTransport's dialer.
 		dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
 	}
+	d.dial = d.dialer.DialContext
 	if token != "" {
 		d.auth = "Bearer " + token
 	}
@@ -127,17 +130,21 @@ var errStale = errors.New("connection closed by the server while idle")
 
 // exchange sends one request and reads the answer's status and headers:
 // the connection returned is the answer's body (read it, then Close it).
-// body is sent with contentType ("" sends none: a GET).
-func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, path, contentType string, body []byte) (*conn, error) {
+// body is sent with contentType ("" sends none: a GET). With
+// expectContinue the head asks "Expect: 100-continue" and the body
+// follows the server's 100 Continue (or expectContinueTimeout without an
+// answer): a server that refuses the request before reading its body (a
+// busy server's upload_busy) answers before megabytes are sent.
+func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, path, contentType string, body []byte, expectContinue bool) (*conn, error) {
 	if !validTarget(path) {
 		return nil, fmt.Errorf("request path %q: not a valid request target", path)
 	}
 	head := heads.Get().(*requestHead)
 	defer heads.Put(head)
-	head.b = d.appendHead(head.b[:0], method, path, contentType, len(body))
+	head.b = d.appendHead(head.b[:0], method, path, contentType, len(body), expectContinue)
 	// NB: a small body goes out with its head in one write; a large one (a
 	// gate module) is not copied.
-	inline := len(body) <= maxInlineBody
+	inline := len(body) <= maxInlineBody && !expectContinue
 	if inline {
 		head.b = append(head.b, body...)
 	}
@@ -147,15 +154,23 @@ func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, pa
 			return nil, err
 		}
 		c.begin(ctx, timeout)
+		if expectContinue {
+			if err := c.sendAfterContinue(head.b, body); err != nil {
+				why := c.explain(err)
+				c.fail()
+				return nil, why
+			}
+			return c, nil
+		}
 		headSent, err := c.send(head.b, body, inline)
 		switch {
 		case err == nil:
-			err = c.readHead()
+			err = c.readHead(false)
 		case headSent:
 			// A server may answer before it read the whole body (a
 			// refusal: too large, unauthorized, busy) and close the
 			// connection: its answer is the outcome, as with net/http.
-			if c.readHead() == nil {
+			if c.readHead(false) == nil {
 				c.keep = false
 				return c, nil
 			}
@@ -185,7 +200,7 @@ type requestHead struct{ b []byte }
 
 var heads = sync.Pool{New: func() any { return &requestHead{b: make([]byte, 0, 1024)} }}
 
-func (d *direct) appendHead(b []byte, method, path, contentType string, n int) []byte {
+func (d *direct) appendHead(b []byte, method, path, contentType string, n int, expectContinue bool) []byte {
 	b = append(b, method...)
 	b = append(b, ' ')
 	b = append(b, d.prefix...)
@@ -203,6 +218,9 @@ func (d *direct) appendHead(b []byte, method, path, contentType string, n int) [
 	if contentType != "" || method != http.MethodGet {
 		b = append(b, "\r\nContent-Length: "...)
 		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	if expectContinue {
+		b = append(b, "\r\nExpect: 100-continue"...)
 	}
 	return append(b, "\r\n\r\n"...)
 }
@@ -228,7 +246,7 @@ func (d *direct) get(ctx context.Context) (*conn, error) {
 		c.reused = true
 		return c, nil
 	}
-	nc, err := d.dialer.DialContext(ctx, "tcp", d.addr)
+	nc, err := d.dial(ctx, "tcp", d.addr)
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +295,7 @@ type conn struct {
 	lastUsed time.Time
 	reused   bool
 	armed    time.Time // the deadline set for the client's own timeout (zero: other)
+	deadline time.Time // the exchange's deadline, as set
 
 	// The exchange in progress.
 	ctx       context.Context
@@ -314,6 +333,10 @@ func (c *conn) begin(ctx context.Context, timeout time.Duration) {
 		c.armed = deadline.Add(timeout / 64)
 		_ = c.nc.SetDeadline(c.armed)
 	}
+	c.deadline = deadline
+	if !exact {
+		c.deadline = c.armed
+	}
 	c.stop = nil
 	if ctx.Done() != nil {
 		c.stop = context.AfterFunc(ctx, c.interrupt)
@@ -335,6 +358,62 @@ func (c *conn) send(head, body []byte, inline bool) (headSent bool, err error) {
 		return false, fmt.Errorf("%w: %v", errStale, err)
 	}
 	return headSent, err
+}
+
+// expectContinueTimeout is how long a request that asks "Expect:
+// 100-continue" waits for the server's word before it sends its body
+// anyway (http.DefaultTransport's ExpectContinueTimeout).
+const expectContinueTimeout = time.Second
+
+// errContinue is the server's 100 Continue (readHead's interim answer).
+var errContinue = errors.New("100 Continue")
+
+// sendAfterContinue writes head (which asks "Expect: 100-continue"), waits
+// for the server's 100 Continue, a final answer or expectContinueTimeout,
+// sends body unless the server answered already, and reads the answer's
+// head.
+func (c *conn) sendAfterContinue(head, body []byte) error {
+	if _, err := c.nc.Write(head); err != nil {
+		return err
+	}
+	_ = c.nc.SetReadDeadline(earliest(time.Now().Add(expectContinueTimeout), c.deadline))
+	_, err := c.br.Peek(1)
+	// NB: restored before the context is looked at: a cancellation after
+	// the look moves the deadline to the past again (interrupt).
+	_ = c.nc.SetReadDeadline(c.deadline)
+	if cerr := c.ctx.Err(); cerr != nil {
+		return cerr
+	}
+	switch {
+	case err == nil:
+		// The server spoke first: 100 Continue, or its final answer
+		// without the body (the connection then closes after it).
+		switch err := c.readHead(true); {
+		case err == nil:
+			c.keep = false
+			return nil
+		case err != errContinue:
+			return err
+		}
+	case !errors.Is(err, os.ErrDeadlineExceeded) || !time.Now().Before(c.deadline):
+		return err
+	}
+	if _, err := c.nc.Write(body); err != nil {
+		// A final answer may have followed (see exchange).
+		if c.readHead(false) == nil {
+			c.keep = false
+			return nil
+		}
+		return err
+	}
+	return c.readHead(false)
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // readLine returns the next line of the answer's head, without its line
@@ -364,8 +443,9 @@ func (c *conn) readLine(budget *int) ([]byte, error) {
 }
 
 // readHead reads the answer's status line and headers, skipping
-// informational answers, and sets up the reading of its body.
-func (c *conn) readHead() error {
+// informational answers (but for a 100 Continue when continued: then
+// errContinue), and sets up the reading of its body.
+func (c *conn) readHead(continued bool) error {
 	budget := maxAnswerHead
 	for {
 		line, err := c.readLine(&budget)
@@ -416,6 +496,9 @@ func (c *conn) readHead() error {
 		if status < 200 {
 			if status == http.StatusSwitchingProtocols {
 				return errors.New("unexpected answer: 101 Switching Protocols")
+			}
+			if continued && status == http.StatusContinue {
+				return errContinue
 			}
 			continue // 100 Continue, 103 Early Hints: the answer follows
 		}

@@ -41,9 +41,8 @@ func TestUploadModule_RefusedBeforeTheBodyIsSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var written atomic.Int64
-	transport := c.direct.(*http.Transport)
-	dial := transport.DialContext
-	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := c.direct.dial
+	c.direct.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err

@@ -94,6 +94,26 @@ func TestDirect_KeepsOneConnectionForSequentialCalls(t *testing.T) {
 	}
 }
 
+// TestDirect_ReusesAConnectionAfterAShortDeadline: a call under a
+// caller's short deadline leaves its connection reusable once the
+// deadline has passed.
+func TestDirect_ReusesAConnectionAfterAShortDeadline(t *testing.T) {
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { writeCompleted(w) })
+	c := newDirectClient(t, srv.URL)
+	for i := 0; i < 3; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := c.Complete(ctx, uuid.Nil, api.CompleteRequest{})
+		cancel()
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		time.Sleep(80 * time.Millisecond)
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Fatalf("three calls past their deadlines opened %d connections, want 1", n)
+	}
+}
+
 // TestDirect_ReadsEveryFraming: a chunked answer (a large export), one
 // whose end is the connection's, and a refusal with its error body.
 func TestDirect_ReadsEveryFraming(t *testing.T) {

@@ -362,3 +362,21 @@ func TestDirect_AnUploadToAServerThatNeverSaysContinue(t *testing.T) {
 		t.Fatalf("the server saw: %s", expect)
 	}
 }
+
+// TestDirect_ABaseURLWithAPath: a server mounted under a path (behind a
+// reverse proxy) gets every route under it, as with net/http.
+func TestDirect_ABaseURLWithAPath(t *testing.T) {
+	var got atomic.Value
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.URL.Path)
+		writeCompleted(w)
+	})
+	c := newDirectClient(t, srv.URL+"/govhost/")
+	task := uuid.New()
+	if err := c.Complete(context.Background(), task, api.CompleteRequest{PermitID: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "/govhost/v1/tasks/" + task.String() + "/complete"; got.Load() != want {
+		t.Fatalf("the server saw %v, want %s", got.Load(), want)
+	}
+}

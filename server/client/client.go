@@ -264,9 +264,7 @@ func (c *Client) sendDirect(ctx context.Context, method, path string, body any) 
 		}
 		payload, contentType = bytes.TrimSuffix(req.buf.Bytes(), []byte("\n")), "application/json"
 	}
-	// NB: a module upload asks first (Expect: 100-continue), as in send.
-	_, upload := body.(moduleBytes)
-	answer, err := c.direct.exchange(ctx, c.timeout, method, path, contentType, payload, upload)
+	answer, err := c.direct.exchange(ctx, c.timeout, method, path, contentType, payload)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %s: %v", ErrUnreachable, method, c.base+path, err)
 	}

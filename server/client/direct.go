@@ -49,8 +49,6 @@ type direct struct {
 	prefix string // the base URL's path, before every route's
 	auth   string // the Authorization header's value, or ""
 	dialer net.Dialer
-	// dial opens a connection (dialer.DialContext; tests count bytes).
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu   sync.Mutex
 	idle []*conn // most recently used last
@@ -88,7 +86,6 @@ func newDirect(base *url.URL, token string) *direct {
 		// http.DefaultTransport's dialer.
 		dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
 	}
-	d.dial = d.dialer.DialContext
 	if token != "" {
 		d.auth = "Bearer " + token
 	}
@@ -130,21 +127,18 @@ var errStale = errors.New("connection closed by the server while idle")
 
 // exchange sends one request and reads the answer's status and headers:
 // the connection returned is the answer's body (read it, then Close it).
-// body is sent with contentType ("" sends none: a GET). With
-// expectContinue the head asks "Expect: 100-continue" and the body
-// follows the server's 100 Continue (or expectContinueTimeout without an
-// answer): a server that refuses the request before reading its body (a
-// busy server's upload_busy) answers before megabytes are sent.
-func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, path, contentType string, body []byte, expectContinue bool) (*conn, error) {
+// body is sent with contentType ("" sends none: a GET).
+func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, path, contentType string, body []byte) (*conn, error) {
 	if !validTarget(path) {
 		return nil, fmt.Errorf("request path %q: not a valid request target", path)
 	}
 	head := heads.Get().(*requestHead)
 	defer heads.Put(head)
-	head.b = d.appendHead(head.b[:0], method, path, contentType, len(body), expectContinue)
 	// NB: a small body goes out with its head in one write; a large one (a
-	// gate module) is not copied.
-	inline := len(body) <= maxInlineBody && !expectContinue
+	// gate module) is not copied, and waits for the server's go-ahead: a
+	// busy server refuses an upload before it reads the body.
+	inline := len(body) <= maxInlineBody
+	head.b = d.appendHead(head.b[:0], method, path, contentType, len(body), !inline)
 	if inline {
 		head.b = append(head.b, body...)
 	}
@@ -154,15 +148,13 @@ func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, pa
 			return nil, err
 		}
 		c.begin(ctx, timeout)
-		if expectContinue {
-			if err := c.sendAfterContinue(head.b, body); err != nil {
-				why := c.explain(err)
-				c.fail()
-				return nil, why
-			}
+		headSent, refused, err := c.send(head.b, body, inline)
+		if refused {
+			// Answered before the body was sent: the server closes the
+			// connection after its answer.
+			c.keep = false
 			return c, nil
 		}
-		headSent, err := c.send(head.b, body, inline)
 		switch {
 		case err == nil:
 			err = c.readHead(false)
@@ -200,7 +192,7 @@ type requestHead struct{ b []byte }
 
 var heads = sync.Pool{New: func() any { return &requestHead{b: make([]byte, 0, 1024)} }}
 
-func (d *direct) appendHead(b []byte, method, path, contentType string, n int, expectContinue bool) []byte {
+func (d *direct) appendHead(b []byte, method, path, contentType string, n int, expect bool) []byte {
 	b = append(b, method...)
 	b = append(b, ' ')
 	b = append(b, d.prefix...)
@@ -219,7 +211,7 @@ func (d *direct) appendHead(b []byte, method, path, contentType string, n int, e
 		b = append(b, "\r\nContent-Length: "...)
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
-	if expectContinue {
+	if expect {
 		b = append(b, "\r\nExpect: 100-continue"...)
 	}
 	return append(b, "\r\n\r\n"...)
@@ -253,7 +245,7 @@ func (d *direct) get(ctx context.Context) (*conn, error) {
 		c.reused = true
 		return c, nil
 	}
-	nc, err := d.dial(ctx, "tcp", d.addr)
+	nc, err := d.dialer.DialContext(ctx, "tcp", d.addr)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +294,7 @@ type conn struct {
 	lastUsed time.Time
 	reused   bool
 	armed    time.Time // the deadline set for the client's own timeout (zero: other)
-	deadline time.Time // the exchange's deadline, as set
+	deadline time.Time // the deadline set for the exchange
 
 	// The exchange in progress.
 	ctx       context.Context
@@ -340,9 +332,9 @@ func (c *conn) begin(ctx context.Context, timeout time.Duration) {
 		c.armed = deadline.Add(timeout / 64)
 		_ = c.nc.SetDeadline(c.armed)
 	}
-	c.deadline = deadline
-	if !exact {
-		c.deadline = c.armed
+	c.deadline = c.armed
+	if exact {
+		c.deadline = deadline
 	}
 	c.stop = nil
 	if ctx.Done() != nil {
@@ -353,74 +345,60 @@ func (c *conn) begin(ctx context.Context, timeout time.Duration) {
 // interruptNow ends the exchange in progress: its reads and writes fail.
 func (c *conn) interruptNow() { _ = c.nc.SetDeadline(time.Unix(1, 0)) }
 
-// send writes the request: head (with the body when inline), then body.
-// headSent reports the head written whole before the body failed.
-func (c *conn) send(head, body []byte, inline bool) (headSent bool, err error) {
+// send writes the request: head (with the body when inline), then body
+// once the server said to go ahead (the head asked "Expect:
+// 100-continue"). headSent reports the head written whole before the body
+// failed; refused, that the server answered before the body was sent (its
+// answer's head is read).
+func (c *conn) send(head, body []byte, inline bool) (headSent, refused bool, err error) {
 	n, err := c.nc.Write(head)
 	if err == nil && !inline {
 		headSent = true
-		_, err = c.nc.Write(body)
+		var proceed bool
+		if proceed, err = c.awaitContinue(); err == nil && !proceed {
+			return true, true, nil
+		}
+		if err == nil {
+			_, err = c.nc.Write(body)
+		}
 	}
 	if err != nil && n == 0 && c.reused {
-		return false, fmt.Errorf("%w: %v", errStale, err)
+		return false, false, fmt.Errorf("%w: %v", errStale, err)
 	}
-	return headSent, err
+	return headSent, false, err
 }
 
-// expectContinueTimeout is how long a request that asks "Expect:
-// 100-continue" waits for the server's word before it sends its body
-// anyway (http.DefaultTransport's ExpectContinueTimeout).
-const expectContinueTimeout = time.Second
+// expectContinueWait is how long a large body waits for the server's
+// "100 Continue" before it is sent anyway (http.DefaultTransport's
+// ExpectContinueTimeout): a server that ignores the expectation reads the
+// body all the same.
+const expectContinueWait = time.Second
 
-// errContinue is the server's 100 Continue (readHead's interim answer).
-var errContinue = errors.New("100 Continue")
-
-// sendAfterContinue writes head (which asks "Expect: 100-continue"), waits
-// for the server's 100 Continue, a final answer or expectContinueTimeout,
-// sends body unless the server answered already, and reads the answer's
-// head.
-func (c *conn) sendAfterContinue(head, body []byte) error {
-	if _, err := c.nc.Write(head); err != nil {
-		return err
+// awaitContinue waits for the server's answer to "Expect: 100-continue":
+// proceed when it is "100 Continue" or none came within
+// expectContinueWait; else the answer is final (its head read).
+func (c *conn) awaitContinue() (proceed bool, err error) {
+	wait := time.Now().Add(expectContinueWait)
+	if wait.Before(c.deadline) {
+		_ = c.nc.SetReadDeadline(wait)
 	}
-	_ = c.nc.SetReadDeadline(earliest(time.Now().Add(expectContinueTimeout), c.deadline))
-	_, err := c.br.Peek(1)
-	// NB: restored before the context is looked at: a cancellation after
-	// the look moves the deadline to the past again (interrupt).
+	_, err = c.br.Peek(1)
 	_ = c.nc.SetReadDeadline(c.deadline)
+	// NB: the context may have ended (and interrupted the connection)
+	// before the deadline was set back.
 	if cerr := c.ctx.Err(); cerr != nil {
-		return cerr
+		return false, cerr
 	}
-	switch {
-	case err == nil:
-		// The server spoke first: 100 Continue, or its final answer
-		// without the body (the connection then closes after it).
-		switch err := c.readHead(true); {
-		case err == nil:
-			c.keep = false
-			return nil
-		case err != errContinue:
-			return err
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(c.deadline) {
+			return true, nil
 		}
-	case !errors.Is(err, os.ErrDeadlineExceeded) || !time.Now().Before(c.deadline):
-		return err
+		return false, err
 	}
-	if _, err := c.nc.Write(body); err != nil {
-		// A final answer may have followed (see exchange).
-		if c.readHead(false) == nil {
-			c.keep = false
-			return nil
-		}
-		return err
+	if err = c.readHead(true); err != nil {
+		return false, err
 	}
-	return c.readHead(false)
-}
-
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
+	return c.status == http.StatusContinue, nil
 }
 
 // readLine returns the next line of the answer's head, without its line
@@ -450,9 +428,9 @@ func (c *conn) readLine(budget *int) ([]byte, error) {
 }
 
 // readHead reads the answer's status line and headers, skipping
-// informational answers (but for a 100 Continue when continued: then
-// errContinue), and sets up the reading of its body.
-func (c *conn) readHead(continued bool) error {
+// informational answers (but for a 100 Continue when untilContinue), and
+// sets up the reading of its body.
+func (c *conn) readHead(untilContinue bool) error {
 	budget := maxAnswerHead
 	for {
 		line, err := c.readLine(&budget)
@@ -504,8 +482,8 @@ func (c *conn) readHead(continued bool) error {
 			if status == http.StatusSwitchingProtocols {
 				return errors.New("unexpected answer: 101 Switching Protocols")
 			}
-			if continued && status == http.StatusContinue {
-				return errContinue
+			if status == http.StatusContinue && untilContinue {
+				return nil
 			}
 			continue // 100 Continue, 103 Early Hints: the answer follows
 		}

@@ -31,8 +31,8 @@ import (
 // ids than maxFilteredIDs (the filter then frees its memory and stays
 // off), every id is looked up in Pebble.
 //
-// Memory: about 1.5 bytes an id (12 bits), and at most twice that while
-// the newest generation fills.
+// Memory: 1.5 bytes an id (12 bits), and at most twice that while the
+// newest generation fills.
 type idFilter struct {
 	seed   maphash.Seed
 	loaded atomic.Bool // the scan of the stored ids has finished
@@ -42,10 +42,12 @@ type idFilter struct {
 	off    atomic.Bool
 }
 
-// maxFilteredIDs bounds the filter's memory (~1.5 bytes an id): a store
-// holding more ids than this checks every id in Pebble, as before the
-// filter. 1<<26 ids is ~100 MiB of filter and ~11 million governed calls.
-var maxFilteredIDs int64 = 1 << 26 // a var for tests
+// maxFilteredIDs bounds the filter's memory: a store holding more ids than
+// this checks every id in Pebble, as before the filter. The generations'
+// capacities add up to at most twice the ids held, at 1.5 bytes an id:
+// 1<<25 ids (~5.6 million governed calls of six records) is at most
+// ~96 MiB of filter.
+var maxFilteredIDs int64 = 1 << 25 // a var for tests
 
 // firstGenIDs is the capacity of the first generation (~100 KiB).
 const firstGenIDs = 1 << 16
@@ -62,7 +64,7 @@ func newIDFilter() *idFilter {
 // an id, 8 bits set an id: under 1 % false positives when full.
 type bloomGen struct {
 	words    []atomic.Uint64
-	blocks   uint64 // a power of two
+	blocks   uint64 // at most 2^32
 	capacity int64
 	n        atomic.Int64
 }
@@ -74,16 +76,14 @@ const (
 )
 
 func newBloomGen(capacity int64) *bloomGen {
-	blocks := uint64(1)
-	for blocks*wordsPerBlock*64 < uint64(capacity)*bitsPerID {
-		blocks <<= 1
-	}
+	blocks := (uint64(capacity)*bitsPerID + wordsPerBlock*64 - 1) / (wordsPerBlock * 64)
 	return &bloomGen{words: make([]atomic.Uint64, blocks*wordsPerBlock), blocks: blocks, capacity: capacity}
 }
 
-// block is the id's block: picked by the low half of its hash.
+// block is the id's block: picked by the low half of its hash, scaled to
+// the block count (a multiply and a shift, no division).
 func (g *bloomGen) block(h uint64) []atomic.Uint64 {
-	b := (h & (g.blocks - 1)) * wordsPerBlock
+	b := (uint64(uint32(h)) * g.blocks >> 32) * wordsPerBlock
 	return g.words[b : b+wordsPerBlock]
 }
 

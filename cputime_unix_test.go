@@ -16,3 +16,14 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// processFaults is the number of minor page faults this process has taken:
+// fresh memory touched (on this VM ~16 µs a page), a figure the load does
+// not change.
+func processFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt
+}

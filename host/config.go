@@ -106,6 +106,10 @@ func (c Config) WithCompilationCacheDir(dir string) Config {
 	return c
 }
 
+// CompilationCacheDir is the directory WithCompilationCacheDir set ("" for
+// an in-memory cache).
+func (c Config) CompilationCacheDir() string { return c.cacheDir }
+
 // WithMemoryLimitPages caps every guest memory at n pages of 64 KiB
 // (1..65536). Growing past it fails and the call is denied with
 // gate.memory_limit.

@@ -17,9 +17,9 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// processFaults is the number of minor page faults this process has taken:
-// fresh memory touched (on this VM ~16 µs a page), a figure the load does
-// not change.
+// processFaults is the minor page faults this process has taken: each is a
+// fresh page touched, ~16 µs of kernel time on the benchmark VM, and a
+// count the machine's load does not change.
 func processFaults() int64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {

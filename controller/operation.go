@@ -54,6 +54,10 @@ type operation struct {
 	// chainText and opText are the ids as every gate input carries them,
 	// formatted once an operation rather than once a gate (idTexts).
 	chainText, opText string
+	// records holds the records of the operation's latest synced batch
+	// (its five pre-call records with three gates, then its completion):
+	// each batch is projected before the next is written.
+	records [6]governance.EvidenceRecord
 	// gateActors are the gates' copies of the actor (gateActor), inline
 	// for an operation's first few gates.
 	gateActors [4]abi.ActorRef
@@ -93,7 +97,10 @@ func uncancelable(ctx context.Context) context.Context {
 // idTexts returns the operation's chain and operation ids as text.
 func (op *operation) idTexts() (chain, operation string) {
 	if op.opText == "" {
-		op.chainText, op.opText = op.ctx.ChainID.String(), op.ctx.OperationID.String()
+		// NB: one string for both, one allocation.
+		var text [72]byte
+		both := string(governance.AppendUUID(governance.AppendUUID(text[:0], op.ctx.ChainID), op.ctx.OperationID))
+		op.chainText, op.opText = both[:36], both[36:]
 	}
 	return op.chainText, op.opText
 }
@@ -142,7 +149,7 @@ func (op *operation) whileTaskOpen(apply func() error) error {
 }
 
 func (op *operation) append(ctx context.Context, specs []recordSpec) error {
-	_, err := op.c.appendRecords(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, op.unsynced, specs...)
+	_, err := op.c.appendRecords(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, op.records[:0], op.unsynced, specs...)
 	if err == nil {
 		op.unsynced = nil
 	}

@@ -153,18 +153,24 @@ func encodeRecord(dst []byte, r governance.EvidenceRecord) []byte {
 // appendRawDigest appends the 32 bytes of a lowercase hex digest
 // (rawDigests checked it).
 func appendRawDigest(dst []byte, h string) []byte {
-	for i := 0; i < digestLen; i += 2 {
-		dst = append(dst, unhex(h[i])<<4|unhex(h[i+1]))
+	_ = h[digestLen-1]
+	var raw [digestLen / 2]byte
+	for i := range raw {
+		raw[i] = unhex[h[2*i]]<<4 | unhex[h[2*i+1]]
 	}
-	return dst
+	return append(dst, raw[:]...)
 }
 
-func unhex(c byte) byte {
-	if c <= '9' {
-		return c - '0'
+// unhex maps a lowercase hex digit to its value.
+var unhex = func() (t [256]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
 	}
-	return c - 'a' + 10
-}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
 
 // encodeRecordV1 appends r's value in codec 1.
 func encodeRecordV1(dst []byte, r governance.EvidenceRecord) []byte {

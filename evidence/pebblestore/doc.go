@@ -15,7 +15,8 @@
 //
 //	e/v                          format marker "govhost-evidence-pebble/2"
 //	e/r <chain:16> <seq:8 BE>    record value (codec.go: codec 2; format 1 wrote codec 1)
-//	e/i <record id:16>           <chain:16> <seq:8 BE>  (duplicate-id index)
+//	e/i <record id:16>           empty (duplicate-id index; older builds
+//	                             stored <chain:16> <seq:8 BE>, which nothing reads)
 //
 // A chain's head is its last record (one reverse seek when a chain is
 // first used, then cached). Format 1 also wrote e/h <chain:16> (a head
@@ -35,8 +36,10 @@
 // # Durability and group commit
 //
 // Append checks the record's integrity, encodes the batch, then, under a
-// per-chain lock and the lock stripes of its record ids, looks them up
-// in the id index, compares the record with the chain's
+// per-chain lock and the lock stripes of its record ids, checks that the
+// store does not hold them (an in-memory filter of every stored id answers
+// "certainly not" for nearly all of them, idfilter.go; a "maybe" is looked
+// up in the id index), compares the record with the chain's
 // cached head (read from its last record once, then kept; idle entries are
 // evicted past 65536 chains), and applies the batch with ApplyNoSyncWait (WAL
 // buffer and memtable, no fsync). It waits for the WAL sync with SyncWait

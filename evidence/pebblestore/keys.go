@@ -14,7 +14,7 @@ const (
 	keyPrefix = "e/"
 
 	tagRecord   = 'r' // e/r<chain 16><seq 8 BE> -> record value (codec.go)
-	tagRecordID = 'i' // e/i<record id 16>        -> locator
+	tagRecordID = 'i' // e/i<record id 16>        -> empty (earlier builds wrote <chain 16><seq 8 BE>, which nothing reads: same format)
 	// 'h' (e/h<chain 16> -> head value) was a persisted head per chain,
 	// rewritten by every append; format 1 wrote it. Format 2 reads a
 	// chain's head from its last record instead, and the upgrade deletes
@@ -27,7 +27,6 @@ const (
 
 	keyLenRecord = 3 + 16 + 8
 	keyLenID     = 3 + 16
-	locatorLen   = 16 + 8 // <chain 16><seq 8 BE>: where the record lives
 )
 
 // formatMarker is stored under e/v when the keyspace is first used; a
@@ -90,8 +89,4 @@ func prefixEnd(p []byte) []byte {
 
 func putRecordIDKey(dst []byte, id uuid.UUID) []byte {
 	return append(append(dst, 'e', '/', tagRecordID), id[:]...)
-}
-
-func putLocator(dst []byte, chain uuid.UUID, seq int64) []byte {
-	return binary.BigEndian.AppendUint64(append(dst, chain[:]...), uint64(seq))
 }

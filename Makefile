@@ -68,8 +68,9 @@ RUST_GATE_WASM = $(RUSTC_GATE) --edition 2021 --target wasm32-wasi --crate-type 
 # instance began 18 pages (1.1 MiB) large, allocated and zeroed at each
 # instantiation. 192 KiB is over four times the deepest stack any input
 # reaches (destructive's 512 nested containers: 25 KB at opt-level 3,
-# 34 KB at z; the others under 4 KB), and overflowing it traps: plugins/builtin/stack_test.go checks
-# both, on the embedded modules or on GOVHOST_STACK_GATES=<dir>.
+# 34 KB at z; the others under 4 KB), and overflowing it traps:
+# plugins/builtin/stack_test.go checks both, on the embedded modules or on
+# GOVHOST_STACK_GATES=<dir>.
 RUST_GATE_LINK = -C link-arg=-zstack-size=196608
 RUST_GATE_WASM += $(RUST_GATE_LINK)
 

@@ -54,6 +54,8 @@ type operation struct {
 	// chainText and opText are the ids as every gate input carries them,
 	// formatted once an operation rather than once a gate (idTexts).
 	chainText, opText string
+	// permit is what authorize issues on allow (at most once an operation).
+	permit issued
 	// records holds the records of the operation's latest synced batch
 	// (its five pre-call records with three gates, then its completion):
 	// each batch is projected before the next is written.
@@ -252,14 +254,17 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if v.denied {
 		return nil, op.deniedError(v)
 	}
-	return &issued{
+	// NB: the permit lives in the operation, which it points to anyway:
+	// one allocation a call less.
+	op.permit = issued{
 		Permit: Permit{
 			OperationID: op.ctx.OperationID, TaskBoundaryID: op.ctx.TaskBoundaryID,
 			ChainID: op.ctx.ChainID, Tool: op.call.Tool, ArgumentDigest: op.args.Digest,
 			Arguments: json.RawMessage(op.args.Canonical), IssuedAt: op.c.now(), Rewritten: op.args.Digest != op.inputDigest,
 		},
 		op: op, task: op.task,
-	}, nil
+	}
+	return &op.permit, nil
 }
 
 // complete is the second phase: the outcome record of a consumed permit.
@@ -329,7 +334,7 @@ func isPolicyNotFound(err error) bool {
 
 func (op *operation) startedPayload() *governance.Fields {
 	p := governance.NewFields(7).String("tool_id", op.call.Tool).String("argument_digest", op.args.Digest).
-		Value("fields", op.args.FieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
+		Strings("fields", op.args.FieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
 	if op.ctx.ParentOperationID.Valid {
 		p.UUID("parent_operation_id", op.ctx.ParentOperationID.UUID)
 	}

@@ -48,13 +48,28 @@ var memKeys = [...]string{
 	"actor_kind", "actor_id", "opened_at", "closed_at",
 }
 
-var memKeyIndex = func() map[string]byte {
-	m := make(map[string]byte, len(memKeys))
+// memKeysByLen lists the indexes of memKeys by key length: a lookup
+// compares a string with the few keys of its length instead of hashing
+// it (a payload's every key is looked up).
+var memKeysByLen = func() (t [32][]byte) {
 	for i, k := range memKeys {
-		m[k] = byte(i)
+		t[len(k)] = append(t[len(k)], byte(i))
 	}
-	return m
+	return t
 }()
+
+// memKeyIndex returns the index of key in memKeys.
+func memKeyIndex(key string) (byte, bool) {
+	if len(key) >= len(memKeysByLen) {
+		return 0, false
+	}
+	for _, i := range memKeysByLen[len(key)] {
+		if memKeys[i] == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
 
 // memRecentDigests is how many of a chain's latest distinct digests a new
 // payload's digests are looked up in.
@@ -84,17 +99,13 @@ func (c *memChain) appendPayload(dst []byte, p string, base memRef) ([]byte, boo
 		}
 		s := p[open+1 : end-1]
 		if plain && end < len(p) && p[end] == ':' {
-			if k, ok := memKeyIndex[s]; ok {
+			if k, ok := memKeyIndex(s); ok {
 				dst = append(dst, memTokKey, k)
 				i = end + 1
 				continue
 			}
 		}
-		if plain && governance.IsDigest(s) {
-			var text [2 * sha256.Size]byte
-			var sum [sha256.Size]byte
-			copy(text[:], s)
-			_, _ = hex.Decode(sum[:], text[:])
+		if sum, ok := digestBytes(s); plain && ok {
 			if k := c.recentDigest(&sum); k >= 0 {
 				dst = binary.AppendUvarint(append(dst, memTokDigest), uint64(k))
 			} else {
@@ -192,20 +203,16 @@ func appendQuotedHex(dst, sum []byte) []byte {
 }
 
 // stringEnd returns the index just after the JSON string that opens at
-// p[open] and whether it holds no escape; -1 if it does not end.
+// p[open] and whether it holds no escape; -1 if it does not end. A byte
+// loop: a payload's strings are short (keys, codes, 64-digit digests).
 func stringEnd(p string, open int) (int, bool) {
-	q := strings.IndexByte(p[open+1:], '"')
-	if q < 0 {
-		return -1, false
-	}
-	if strings.IndexByte(p[open+1:open+1+q], '\\') < 0 {
-		return open + q + 2, true // NB: no escape, so that quote ends it
-	}
+	plain := true
 	for k := open + 1; k < len(p); k++ {
 		switch p[k] {
 		case '"':
-			return k + 1, false
+			return k + 1, plain
 		case '\\':
+			plain = false
 			k++ // NB: the escaped byte
 		}
 	}
@@ -231,6 +238,36 @@ func hasControlByte(s string) bool {
 	}
 	return false
 }
+
+// digestBytes returns the 32 bytes a 64-digit lowercase hex digest
+// stands for, in one pass.
+func digestBytes(s string) (sum [sha256.Size]byte, ok bool) {
+	if len(s) != 2*sha256.Size {
+		return sum, false
+	}
+	var bad byte
+	for i := range sum {
+		hi, lo := lowerHexValue[s[2*i]], lowerHexValue[s[2*i+1]]
+		bad |= hi | lo
+		sum[i] = hi<<4 | lo&0x0f
+	}
+	return sum, bad&0x80 == 0
+}
+
+// lowerHexValue is a lowercase hex digit's value, 0x80 for any other byte.
+var lowerHexValue = func() (t [256]byte) {
+	for i := range t {
+		switch {
+		case i >= '0' && i <= '9':
+			t[i] = byte(i - '0')
+		case i >= 'a' && i <= 'f':
+			t[i] = byte(i - 'a' + 10)
+		default:
+			t[i] = 0x80
+		}
+	}
+	return t
+}()
 
 func isLowerHex[T ~string | ~[]byte](s T) bool {
 	for i := 0; i < len(s); i++ {

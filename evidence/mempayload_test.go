@@ -49,12 +49,7 @@ func memPayloadRoundTrip(t *testing.T, payloads ...string) {
 }
 
 func TestMemPayload_GovernedCallPayloads(t *testing.T) {
-	call := []string{
-		`{"gate_count":3,"policy_digest":"10255eea2b83ad544f19621485731a3de5574497614adb80c78bbd916dedcec7","task_boundary_id":"3886896b-3908-44be-a8bd-d1f33757e9c6","tool_id":"bash"}`,
-		`{"argument_digest":"91578e5380dc45003672db5c1ab87a1bb4944080fd7b821111fcb6419c1d1177","fields":["command"],"task_boundary_id":"3886896b-3908-44be-a8bd-d1f33757e9c6","tool_id":"bash"}`,
-		`{"argument_digest":"91578e5380dc45003672db5c1ab87a1bb4944080fd7b821111fcb6419c1d1177","decision":"allow","duration_us":49,"gate_id":"permission","level":"hard","module_digest":"64d242ba68ea002a91b4096674c5a763612e4053a40fb4df24474477cae556d6","phase":"check","reason_code":"ok"}`,
-		`{"argument_digest":"91578e5380dc45003672db5c1ab87a1bb4944080fd7b821111fcb6419c1d1177","duration_us":0,"tool_id":"bash"}`,
-	}
+	call := governedCallPayloads
 	memPayloadRoundTrip(t, append(call, call...)...)
 	c := &memChain{}
 	total, short := 0, 0
@@ -85,4 +80,39 @@ func firstDifference(a, b string) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// BenchmarkMemPayload_Call is the short form of one governed call's six
+// payloads (three gates), on a chain that has seen the call's digests.
+func BenchmarkMemPayload_Call(b *testing.B) {
+	call := governedCallPayloads
+	c := &memChain{}
+	size := 0
+	for _, p := range call {
+		size += len(p)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if i%1000 == 0 {
+			c = &memChain{}
+		}
+		for _, p := range call {
+			dst, ref := c.reserve(len(p))
+			dst, _ = c.appendPayload(dst, p, ref)
+			last := &c.chunks[len(c.chunks)-1]
+			*last = (*last)[:len(*last)+len(dst)]
+		}
+	}
+}
+
+// governedCallPayloads are the payloads of one governed call with three
+// gates, as the controller writes them.
+var governedCallPayloads = []string{
+	`{"gate_count":3,"policy_digest":"10255eea2b83ad544f19621485731a3de5574497614adb80c78bbd916dedcec7","task_boundary_id":"3886896b-3908-44be-a8bd-d1f33757e9c6","tool_id":"bash"}`,
+	`{"argument_digest":"91578e5380dc45003672db5c1ab87a1bb4944080fd7b821111fcb6419c1d1177","fields":["command"],"task_boundary_id":"3886896b-3908-44be-a8bd-d1f33757e9c6","tool_id":"bash"}`,
+	`{"argument_digest":"91578e5380dc45003672db5c1ab87a1bb4944080fd7b821111fcb6419c1d1177","decision":"allow","duration_us":49,"gate_id":"permission","level":"hard","module_digest":"64d242ba68ea002a91b4096674c5a763612e4053a40fb4df24474477cae556d6","phase":"check","reason_code":"ok"}`,
+	`{"argument_digest":"91578e5380dc45003672db5c1ab87a1bb4944080fd7b821111fcb6419c1d1177","decision":"allow","duration_us":0,"gate_id":"pathguard","level":"hard","module_digest":"45138d61a241e651811cdf5edff5f9b0ab570c94e5bb2f62969e479f18ff6a7b","phase":"check","reason_code":"ok"}`,
+	`{"argument_digest":"91578e5380dc45003672db5c1ab87a1bb4944080fd7b821111fcb6419c1d1177","decision":"allow","duration_us":0,"gate_id":"destructive","level":"advisory","module_digest":"cbeaa85f0a16c153a546d6a14bfbaed17c2c0a8504b48f7546d686b2134da8df","phase":"check","reason_code":"ok"}`,
+	`{"argument_digest":"91578e5380dc45003672db5c1ab87a1bb4944080fd7b821111fcb6419c1d1177","duration_us":0,"tool_id":"bash"}`,
 }

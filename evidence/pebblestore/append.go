@@ -242,21 +242,27 @@ var idLookupOptions = pebble.IterOptions{
 	UseL6Filters: true,
 }
 
-// writeRecords adds the records, then their id index entries, to b,
-// encoding straight into the batch's buffer.
+// writeRecords adds the records (one value, codec 12 for two or more, under
+// the first record's key), then their id index entries, to b, encoding
+// straight into the batch's buffer.
 //
-// Why this order? Pebble inserts a batch's keys into its memtable skiplist
-// in batch order, reusing the position of the previous key: a key right
-// after it (the chain's next record) costs no search, any other key a
-// search from the top. Interleaving records and index entries made every
-// key a full search; records first, consecutive, leave one search for the
-// batch's records and one for each index entry.
+// Why the records first? Pebble inserts a batch's keys into its memtable
+// skiplist in batch order, reusing the position of the previous key: a key
+// right after it costs no search, any other key a search from the top.
 func writeRecords(b *pebble.Batch, records []governance.EvidenceRecord) {
-	for _, r := range records {
-		op := b.SetDeferred(keyLenRecord, encodedLen(r))
-		putRecordKey(op.Key[:0], r.ChainID, r.Sequence)
-		if v := encodeRecord(op.Value[:0], r); len(v) != len(op.Value) {
+	first := records[0]
+	if len(records) == 1 {
+		op := b.SetDeferred(keyLenRecord, encodedLen(first))
+		putRecordKey(op.Key[:0], first.ChainID, first.Sequence)
+		if v := encodeRecord(op.Value[:0], first); len(v) != len(op.Value) {
 			panic("pebblestore: encodedLen disagrees with encodeRecord") // a bug, not an input
+		}
+		_ = op.Finish()
+	} else {
+		op := b.SetDeferred(keyLenRecord, batchValueLen(records))
+		putRecordKey(op.Key[:0], first.ChainID, first.Sequence)
+		if v := appendBatchValue(op.Value[:0], records); len(v) != len(op.Value) {
+			panic("pebblestore: batchValueLen disagrees with appendBatchValue") // a bug, not an input
 		}
 		_ = op.Finish()
 	}

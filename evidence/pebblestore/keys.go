@@ -33,15 +33,19 @@ const (
 // different value means an incompatible layout or codec.
 //
 // Format 1 (formatMarkerV1) kept a head key per chain that every append
-// rewrote, and wrote every record value in codec 1. Format 2 writes no
-// head keys and writes values in codec 2 (raw digests, codec.go); its id
-// index is format 1's. This build reads a format 1 keyspace correctly (its
-// heads are its last records, written in the same batches; codec 1 values
-// decode as before) and upgrades it on open; a format 1 build refuses
-// format 2 (ErrUnsupportedFormat) instead of trusting heads that are no
-// longer written or misreading codec 2 values.
+// rewrote, and wrote every record value in codec 1. Format 2
+// (formatMarkerV2) wrote no head keys and wrote values in codec 2 (raw
+// digests, codec.go). Format 3 is format 2 with the records of a batch of
+// two or more in one codec 12 value under the batch's first key. This build
+// reads every older keyspace correctly (a format 2 value is a format 3
+// value of one record; format 1's heads are its last records, written in
+// the same batches; codec 1 values decode as before) and upgrades it on
+// open by rewriting the marker (and deleting format 1's heads); an older
+// build refuses format 3 (ErrUnsupportedFormat) instead of misreading a
+// batch value.
 const (
-	formatMarker   = "govhost-evidence-pebble/2"
+	formatMarker   = "govhost-evidence-pebble/3"
+	formatMarkerV2 = "govhost-evidence-pebble/2"
 	formatMarkerV1 = "govhost-evidence-pebble/1"
 )
 

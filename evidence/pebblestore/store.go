@@ -128,8 +128,8 @@ func (s *Store) checkFormat() error {
 		switch got {
 		case formatMarker:
 			return nil
-		case formatMarkerV1:
-			return s.upgradeFromV1()
+		case formatMarkerV1, formatMarkerV2:
+			return s.upgrade(got)
 		}
 		return fmt.Errorf("%w: keyspace %q holds %q, this build reads %q", ErrUnsupportedFormat, keyPrefix, got, formatMarker)
 	case !errors.Is(err, pebble.ErrNotFound):
@@ -153,16 +153,18 @@ func (s *Store) checkFormat() error {
 	return nil
 }
 
-// upgradeFromV1 turns a format 1 keyspace into format 2: the new marker
-// and the deletion of the head keys, in one synced batch, before any
-// append. From then on a format 1 build refuses the keyspace rather than
-// read heads that appends no longer update.
-func (s *Store) upgradeFromV1() error {
+// upgrade turns a format 1 or 2 keyspace into format 3: the new marker
+// (and, from format 1, the deletion of the head keys) in one synced batch,
+// before any append. From then on an older build refuses the keyspace
+// rather than misread batch values or trust heads no longer updated.
+func (s *Store) upgrade(from string) error {
 	b := s.db.NewBatch()
 	defer b.Close()
-	heads := []byte{'e', '/', tagHead}
-	if err := b.DeleteRange(heads, prefixEnd(heads), nil); err != nil {
-		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
+	if from == formatMarkerV1 {
+		heads := []byte{'e', '/', tagHead}
+		if err := b.DeleteRange(heads, prefixEnd(heads), nil); err != nil {
+			return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
+		}
 	}
 	if err := b.Set(formatKey, []byte(formatMarker), nil); err != nil {
 		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
@@ -170,7 +172,7 @@ func (s *Store) upgradeFromV1() error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
 	}
-	s.log.Info("pebblestore: evidence keyspace upgraded to format 2 (heads read from the last record of each chain)", "dir", s.dir)
+	s.log.Info("pebblestore: evidence keyspace upgraded to format 3 (a batch's records in one value)", "dir", s.dir, "from", from)
 	return nil
 }
 

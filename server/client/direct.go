@@ -231,6 +231,13 @@ func (d *direct) get(ctx context.Context) (*conn, error) {
 		d.idle[n-1] = nil
 		d.idle = d.idle[:n-1]
 		d.mu.Unlock()
+		if !now.Before(c.deadline) {
+			// The last exchange's deadline (a caller's context's) passed
+			// while idle: the check below would fail on it, not on the
+			// connection.
+			_ = c.nc.SetDeadline(time.Time{})
+			c.armed = time.Time{}
+		}
 		if now.Sub(c.lastUsed) >= maxIdleAge || !c.open() {
 			_ = c.nc.Close()
 			continue

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -89,6 +91,26 @@ func TestDirect_KeepsOneConnectionForSequentialCalls(t *testing.T) {
 	}
 	if n := srv.conns.Load(); n != 1 {
 		t.Fatalf("20 sequential calls opened %d connections, want 1", n)
+	}
+}
+
+// TestDirect_ReusesAConnectionAfterAShortDeadline: a call under a
+// caller's short deadline leaves its connection reusable once the
+// deadline has passed.
+func TestDirect_ReusesAConnectionAfterAShortDeadline(t *testing.T) {
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { writeCompleted(w) })
+	c := newDirectClient(t, srv.URL)
+	for i := 0; i < 3; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := c.Complete(ctx, uuid.Nil, api.CompleteRequest{})
+		cancel()
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		time.Sleep(80 * time.Millisecond)
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Fatalf("three calls past their deadlines opened %d connections, want 1", n)
 	}
 }
 
@@ -283,7 +305,7 @@ func TestDirect_RefusesAMalformedAnswer(t *testing.T) {
 }
 
 // TestDirect_AnAnswerBeforeTheBodyIsRead: a server that refuses a large
-// upload without reading it (and closes the connection) is heard: the
+// body without reading it (and closes the connection) is heard: the
 // caller gets its refusal, not a broken pipe.
 func TestDirect_AnAnswerBeforeTheBodyIsRead(t *testing.T) {
 	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -292,9 +314,69 @@ func TestDirect_AnAnswerBeforeTheBodyIsRead(t *testing.T) {
 		_, _ = io.WriteString(w, `{"error":{"code":"body_too_large","message":"request body over 1 bytes"}}`)
 	})
 	c := newDirectClient(t, srv.URL)
-	_, err := c.UploadModule(context.Background(), bytes.Repeat([]byte{0}, 16<<20))
+	policy := `{"name":"` + strings.Repeat("a", 16<<20) + `"}`
+	_, err := c.PutPolicy(context.Background(), json.RawMessage(policy))
 	var refused *Error
 	if !errors.As(err, &refused) || refused.Code != "body_too_large" {
 		t.Fatalf("want the server's refusal, got %v", err)
+	}
+}
+
+// TestDirect_AnUploadToAServerThatNeverSaysContinue: a module upload asks
+// "Expect: 100-continue"; a server that does not answer it gets the body
+// after a second all the same, and its answer is the upload's.
+func TestDirect_AnUploadToAServerThatNeverSaysContinue(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	module := bytes.Repeat([]byte{7}, 200<<10)
+	got := make(chan string, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		req, err := http.ReadRequest(bufio.NewReader(conn))
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		body, err := io.ReadAll(req.Body) // never says 100 Continue
+		if err != nil || !bytes.Equal(body, module) {
+			got <- fmt.Sprintf("body of %d bytes, %v", len(body), err)
+			return
+		}
+		got <- req.Header.Get("Expect")
+		answer := `{"sha256":"x","created":true}`
+		_, _ = fmt.Fprintf(conn, "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(answer), answer)
+	}()
+	c := newDirectClient(t, "http://"+ln.Addr().String())
+	up, err := c.UploadModule(context.Background(), module)
+	if err != nil || !up.Created {
+		t.Fatalf("upload: %+v, %v", up, err)
+	}
+	if expect := <-got; expect != "100-continue" {
+		t.Fatalf("the server saw: %s", expect)
+	}
+}
+
+// TestDirect_ABaseURLWithAPath: a server mounted under a path (behind a
+// reverse proxy) gets every route under it, as with net/http.
+func TestDirect_ABaseURLWithAPath(t *testing.T) {
+	var got atomic.Value
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.URL.Path)
+		writeCompleted(w)
+	})
+	c := newDirectClient(t, srv.URL+"/govhost/")
+	task := uuid.New()
+	if err := c.Complete(context.Background(), task, api.CompleteRequest{PermitID: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "/govhost/v1/tasks/" + task.String() + "/complete"; got.Load() != want {
+		t.Fatalf("the server saw %v, want %s", got.Load(), want)
 	}
 }

@@ -63,6 +63,17 @@ RUSTC_GATE ?= $(if $(wildcard /usr/bin/rustc),/usr/bin/rustc,rustc)
 RUST_GATE_WASM = $(RUSTC_GATE) --edition 2021 --target wasm32-wasi --crate-type cdylib -C opt-level=3 -C lto=fat \
 	-C codegen-units=1 -C strip=symbols --remap-path-prefix=$(CURDIR)=.
 
+# The built-in gates' link flags (issue 26, start-up): rustc links wasm32
+# with a 1 MiB stack, first in linear memory (--stack-first), so every
+# instance began 18 pages (1.1 MiB) large, allocated and zeroed at each
+# instantiation. 192 KiB is over four times the deepest stack any input
+# reaches (destructive's 512 nested containers: 25 KB at opt-level 3,
+# 34 KB at z; the others under 4 KB), and overflowing it traps:
+# plugins/builtin/stack_test.go checks both, on the embedded modules or on
+# GOVHOST_STACK_GATES=<dir>.
+RUST_GATE_LINK = -C link-arg=-zstack-size=196608
+RUST_GATE_WASM += $(RUST_GATE_LINK)
+
 # plugins: the built-in gates (embedded by plugins/builtin) and the example gate.
 # SHA256SUMS: the built-ins' digests, embedded beside them (issue 26: no
 # hashing at start; plugins-check diffs it with the modules).

@@ -12,3 +12,11 @@ func SetIdleModuleBytes(g *Gates, n int64) {
 // (builtinconfig.go); readable is false for one it left to the module to
 // refuse.
 var ResolvePathguardConfig = resolvePathguardConfig
+
+// WaitPrefetch waits for the loads Open started from the warm list
+// (prefetch.go).
+func WaitPrefetch(e *Engine) {
+	if e.prefetch != nil {
+		e.prefetch.wg.Wait()
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -55,6 +56,9 @@ type Gates struct {
 	// declared holds every reason code a gate resolved so far declares
 	// (exact codes, and namespaces ending in "."), for the metrics' labels.
 	declared sync.Map
+	// madeBuiltins holds the digest of every built-in module a gate was
+	// made from (the next run's warm list: prefetch.go).
+	madeBuiltins sync.Map
 }
 
 // gateKey names a binding's gate: its gate id (two bindings never share
@@ -270,7 +274,8 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 		}
 	}()
 	config := []byte(b.Config())
-	if bm, ok := builtin.ByDigest(b.ModuleDigest()); ok && builtinConfigHooks[bm.Name] != nil {
+	bm, isBuiltin := builtin.ByDigest(b.ModuleDigest())
+	if isBuiltin && builtinConfigHooks[bm.Name] != nil {
 		// The host's part of a built-in's configuration (builtinconfig.go):
 		// pathguard's roots resolved, as the originals realpath them when
 		// the policy is built; once per configured gate.
@@ -287,9 +292,23 @@ func (g *Gates) GateFor(ctx context.Context, b governance.ExecutableGateBinding)
 		return nil, err
 	}
 	made = true
+	if isBuiltin {
+		g.madeBuiltins.Store(bm.Digest, true)
+	}
 	dg := &declaredGate{Gate: gate, vocab: g.vocabularyOf(ctx, gate)}
 	g.gates.Store(key, dg)
 	return dg, nil
+}
+
+// builtinsMade lists, sorted, the built-in modules gates were made from.
+func (g *Gates) builtinsMade() []string {
+	var made []string
+	g.madeBuiltins.Range(func(k, _ any) bool {
+		made = append(made, k.(string))
+		return true
+	})
+	slices.Sort(made)
+	return made
 }
 
 // Prepare resolves the gate of every binding (GateFor) at once, so that a

@@ -104,3 +104,29 @@ func TestLoad_OverTheMemoryBudgetIsRefused(t *testing.T) {
 	_, err = roomy.Load(ctx, wasm, AnyDigest)
 	require.NoError(t, err)
 }
+
+// TestLoadTrusted_TakesNoCompileSlot: with every compile slot taken and
+// the queue full, a load from outside is refused with ErrLoadBusy while
+// LoadTrusted of the program's own module loads at once, taking no slot:
+// the built-ins of a policy load side by side, whatever order their loads
+// come in.
+func TestLoadTrusted_TakesNoCompileSlot(t *testing.T) {
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig().WithCompileLimits(1, 0))
+	require.NoError(t, err)
+	defer h.Close(ctx)
+
+	h.slots <- struct{}{} // a compile in progress, for as long as the test runs
+	defer func() { <-h.slots }()
+	_, err = h.Load(ctx, wasmfixtures.Bytes("trap.wasm"), AnyDigest)
+	require.ErrorIs(t, err, ErrLoadBusy)
+
+	wasm := wasmfixtures.Bytes("allow.wasm")
+	bounded, cancel := context.WithTimeout(ctx, 20*time.Second) // NB: a load waiting for the slot would wait for ever
+	defer cancel()
+	m, err := h.LoadTrusted(bounded, wasm, sha256Hex(wasm))
+	require.NoError(t, err)
+	require.Equal(t, sha256Hex(wasm), m.Digest())
+	require.Len(t, h.slots, 1, "the trusted load took or left a slot")
+	require.Zero(t, h.queued.Load())
+}

@@ -106,6 +106,10 @@ func (c Config) WithCompilationCacheDir(dir string) Config {
 	return c
 }
 
+// CompilationCacheDir is the directory WithCompilationCacheDir set ("" for
+// an in-memory cache).
+func (c Config) CompilationCacheDir() string { return c.cacheDir }
+
 // WithMemoryLimitPages caps every guest memory at n pages of 64 KiB
 // (1..65536). Growing past it fails and the call is denied with
 // gate.memory_limit.
@@ -167,8 +171,8 @@ func (c Config) WithLoadTimeout(d time.Duration) Config {
 // 0 keeps DefaultCompileSlots) and how many loads may wait for a slot
 // (queue ≥ 0; a negative value keeps DefaultCompileQueue). Loads of the same
 // bytes share one compile and take one slot. A load that finds the slots
-// taken and the queue full fails at once with ErrLoadBusy; LoadTrusted
-// always waits.
+// taken and the queue full fails at once with ErrLoadBusy. LoadTrusted
+// (the program's own modules) takes no slot and never waits for one.
 func (c Config) WithCompileLimits(slots, queue int) Config {
 	c.compileSlots, c.compileQueue = slots, queue
 	c.set |= setCompileLimits

@@ -153,9 +153,14 @@ func (h *Host) Close(ctx context.Context) error {
 // compileAdmitted compiles wasm within bound (0: none) and ctx once the
 // host admits it: at most the configured number of compilations run at
 // once (WithCompileLimits); a load that finds them all busy waits its turn,
-// unless the queue is full, when it fails at once with ErrLoadBusy (trusted
-// loads always wait: they are the program's own modules, not an
-// attacker's). When the bound passes the caller is answered at once; when
+// unless the queue is full, when it fails at once with ErrLoadBusy. A
+// trusted load takes no slot: the slots bound what loads from outside can
+// make the host spend, and the program's own modules (four built-ins, each
+// loaded once) are not an attacker's. Queued behind two slots, a policy's
+// built-ins loaded two at a time in whatever order their goroutines came,
+// and a start whose largest module (permission, half the work) came last
+// (1 of 20 traced) waited for another module's load before its own. When
+// the bound passes the caller is answered at once; when
 // the caller's context ends (an HTTP client hangs up, or its handler
 // returns) wazero also stops compiling at its next function (one
 // function's compile cannot be stopped; the structural limits bound it).
@@ -170,23 +175,15 @@ func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, 
 		wait, cancel = context.WithTimeout(ctx, bound)
 		defer cancel()
 	}
-	select {
-	case h.slots <- struct{}{}:
-	default:
-		if n := h.queued.Add(1); !trusted && n > int64(h.cfg.compileQueue) {
-			h.queued.Add(-1)
-			return nil, ErrLoadBusy
-		}
-		select {
-		case h.slots <- struct{}{}:
-			h.queued.Add(-1)
-		case <-wait.Done():
-			h.queued.Add(-1)
-			return nil, loadEnded(wait)
+	if !trusted {
+		if err := h.takeSlot(wait); err != nil {
+			return nil, err
 		}
 	}
 	if wait.Err() != nil {
-		<-h.slots
+		if !trusted {
+			<-h.slots
+		}
 		return nil, loadEnded(wait)
 	}
 	// The compile keeps its slot until it really ends, even when its caller
@@ -201,7 +198,9 @@ func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, 
 	go func() {
 		defer h.compiling.Done()
 		m, err := h.compile(ctx, wasm, digest, verify)
-		<-h.slots
+		if !trusted {
+			<-h.slots
+		}
 		results <- result{m, err}
 	}()
 	select {
@@ -214,6 +213,27 @@ func (h *Host) compileAdmitted(ctx context.Context, wasm []byte, digest string, 
 			}
 		}()
 		return nil, loadEnded(wait)
+	}
+}
+
+// takeSlot takes a compile slot, waiting in the queue while wait lives
+// when they are all taken; a full queue is ErrLoadBusy.
+func (h *Host) takeSlot(wait context.Context) error {
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	if n := h.queued.Add(1); n > int64(h.cfg.compileQueue) {
+		h.queued.Add(-1)
+		return ErrLoadBusy
+	}
+	defer h.queued.Add(-1)
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	case <-wait.Done():
+		return loadEnded(wait)
 	}
 }
 
@@ -252,9 +272,10 @@ func (h *Host) Load(ctx context.Context, wasm []byte, expectedSHA256 string) (*M
 
 // LoadTrusted loads a module that ships with the program (the built-in
 // gates embedded in the binary) as Load does, with every limit but the load
-// timeout: compiling a Go-built module takes tens of seconds on a loaded
-// machine under -race, and such a module is not an attacker's. Only ctx
-// bounds it.
+// timeout and the compile slots: compiling a Go-built module takes tens of
+// seconds on a loaded machine under -race, and such a module is not an
+// attacker's. Only ctx bounds it, and it runs beside whatever else compiles
+// (a policy's built-ins load all at once, not two at a time).
 //
 // It takes expectedSHA256 (when not AnyDigest) as the digest of wasm and
 // hashes the bytes only when it has to read them: when no instrumented

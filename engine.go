@@ -54,11 +54,13 @@ type Options struct {
 	// Default <Dir>/checkpoints/. A log outside the data directory (and
 	// its backups) is what catches a data directory rolled back.
 	CheckpointLog string
-	// SkipWarmBuiltins: Open does not load the built-in modules the last
-	// run's gates ran (WarmBuiltinsFile, prefetch.go). For a process that
-	// makes no gate (a short command), which would otherwise spend their
-	// loads' CPU (~25–40 ms for three) and wait for them at Close.
-	SkipWarmBuiltins bool
+	// WarmBuiltins: Open loads, while the database opens, the built-in
+	// modules the last such run's gates ran, and Close lists them for the
+	// next (WarmBuiltinsFile, prefetch.go). For a process that will make
+	// gates (serve, the MCP proxy); a short command that makes none would
+	// spend their loads' CPU (~25–40 ms for three) and wait for them at
+	// Close, so it is off by default.
+	WarmBuiltins bool
 }
 
 // Engine is the embedded default, open on one data directory (and, when
@@ -82,7 +84,7 @@ type Engine struct {
 	sealMu        sync.Mutex
 	// prefetch: the built-in modules Open loads beside the database's
 	// open (prefetch.go); nil for a host without a compilation cache
-	// directory, and with Options.SkipWarmBuiltins (then Close leaves the
+	// directory, and without Options.WarmBuiltins (then Close leaves the
 	// list as it is).
 	prefetch *prefetch
 }
@@ -124,7 +126,7 @@ func (e *Engine) open(ctx context.Context, cfg host.Config, opts Options, log *s
 	dbDone := make(chan error, 1)
 	go func() { dbDone <- e.openDatabase(ctx, opts, log) }()
 	herr := e.startHost(ctx, cfg)
-	if cache := cfg.CompilationCacheDir(); herr == nil && cache != "" && !opts.SkipWarmBuiltins {
+	if cache := cfg.CompilationCacheDir(); herr == nil && cache != "" && opts.WarmBuiltins {
 		// Load what the last run's gates ran while the database opens.
 		e.prefetch = startPrefetch(e.Gates, filepath.Join(cache, WarmBuiltinsFile))
 	}

@@ -25,7 +25,8 @@ import (
 // run that makes no gate leaves the list as it was; a list naming anything
 // but built-in modules loads only the built-ins it names; a host
 // without a compilation cache directory has no list; one with its cache
-// elsewhere keeps the list there; SkipWarmBuiltins loads nothing from it.
+// elsewhere keeps the list there; without Options.WarmBuiltins nothing is
+// loaded from it (a short command).
 func TestOpen_LoadsTheBuiltinsTheLastRunsGatesRan(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -39,7 +40,7 @@ func TestOpen_LoadsTheBuiltinsTheLastRunsGatesRan(t *testing.T) {
 		return snap.GateBindings()
 	}
 	open := func(opts govhost.Options) *govhost.Engine {
-		opts.Dir = dir
+		opts.Dir, opts.WarmBuiltins = dir, true
 		e, err := govhost.Open(ctx, opts)
 		require.NoError(t, err)
 		govhost.WaitPrefetch(e)
@@ -77,9 +78,11 @@ func TestOpen_LoadsTheBuiltinsTheLastRunsGatesRan(t *testing.T) {
 	require.NoError(t, e.Close(ctx))
 
 	require.NoError(t, os.WriteFile(list, raw, 0o600))
-	e = open(govhost.Options{SkipWarmBuiltins: true})
-	require.Zero(t, e.Host.Compiles(), "SkipWarmBuiltins: nothing loaded at Open")
-	require.NoError(t, e.Close(ctx))
+	short, err := govhost.Open(ctx, govhost.Options{Dir: dir})
+	require.NoError(t, err)
+	govhost.WaitPrefetch(short)
+	require.Zero(t, short.Host.Compiles(), "without WarmBuiltins: nothing loaded at Open")
+	require.NoError(t, short.Close(ctx))
 
 	cfg := host.NewConfig()
 	e = open(govhost.Options{Host: &cfg})

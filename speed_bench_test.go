@@ -451,7 +451,9 @@ func BenchmarkColdStart(b *testing.B) {
 	root := b.TempDir()
 	doc := benchPolicy(uuid.New(), root)
 	first := func() *govhost.Engine {
-		eng, err := govhost.Open(ctx, govhost.Options{Dir: dir})
+		// WarmBuiltins: as serve and the MCP proxy open (the first run
+		// lists the modules; each start then loads them beside the open).
+		eng, err := govhost.Open(ctx, govhost.Options{Dir: dir, WarmBuiltins: true})
 		if err != nil {
 			b.Fatal(err)
 		}

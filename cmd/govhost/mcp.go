@@ -169,8 +169,10 @@ func openMCPEmbedded(ctx context.Context, f mcpFlags, dataDir string, perSession
 			return nil, noop, usageError(err)
 		}
 	}
+	engine := engineOptions(ctx, dataDir)
+	engine.WarmBuiltins = true // every proxied tool call runs its policy's gates
 	opts := mcp.EmbeddedOptions{
-		Engine: engineOptions(ctx, dataDir), PolicyFile: f.policyFile, Version: f.version, Resource: f.resource, Profile: f.profile,
+		Engine: engine, PolicyFile: f.policyFile, Version: f.version, Resource: f.resource, Profile: f.profile,
 		ApprovalTimeout: f.approvalTimeout, TaskPerSession: perSession,
 	}
 	if f.policyID != "" {

@@ -126,6 +126,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	// Every load of a module from outside is answered before the write
 	// timeout cuts the connection (server.LoadTimeout).
 	opts := engineOptions(ctx, o.data)
+	opts.WarmBuiltins = true // it makes the active policies' gates at start
 	hostCfg := opts.Host.WithLoadTimeout(server.LoadTimeout)
 	opts.Host = &hostCfg
 	eng, err := openEngineWith(ctx, opts)

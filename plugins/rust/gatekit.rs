@@ -706,7 +706,7 @@ fn decoded<'a>(body: &'a [u8], escaped: bool) -> &'a str {
 
 impl<'a> Reader<'a> {
     /// Reads a GateInput string member: a string, or null (as "").
-    #[inline(always)]
+    #[inline(never)]
     fn text_or_null(&mut self) -> Option<Text<'a>> {
         let start = self.i;
         if self.peek() == b'"' {
@@ -887,7 +887,7 @@ impl<'a> Reader<'a> {
     /// Opens the container at the reader (open is '{' or '['): Some(true)
     /// when a member or element follows, at it; Some(false) when it is
     /// empty (and closed).
-    fn open(&mut self, open: u8) -> Option<bool> {
+    pub fn open(&mut self, open: u8) -> Option<bool> {
         if self.peek() != open {
             return None;
         }
@@ -908,7 +908,7 @@ impl<'a> Reader<'a> {
 
     /// After a member or element: Some(true) when another follows (the
     /// reader at it), Some(false) at the container's close (consumed).
-    fn next(&mut self, close: u8) -> Option<bool> {
+    pub fn next(&mut self, close: u8) -> Option<bool> {
         self.ws();
         match self.peek() {
             b',' => {
@@ -1156,6 +1156,21 @@ const L_ASSIGNMENTS: Lit = lit("\"assignments\":[");
 const L_ASSIGNMENT: Lit = lit("{\"actor\":{\"kind\":");
 const L_DUTY: Lit = lit("},\"duty\":");
 
+/// l at b[i], compared byte by byte (the last 24 bytes of a document).
+#[inline(never)]
+#[cold]
+fn lit_at(b: &[u8], i: usize, l: &Lit) -> bool {
+    if i + l.len > b.len() {
+        return false;
+    }
+    for k in 0..l.len {
+        if b[i + k] as u64 != (l.w[k / 8] >> (8 * (k % 8))) & 0xFF {
+            return false;
+        }
+    }
+    true
+}
+
 /// A cursor over a document laid out as the host writes a GateInput.
 struct Canonical<'a> {
     r: Reader<'a>,
@@ -1181,15 +1196,8 @@ impl<'a> Canonical<'a> {
                 }
                 k += 1;
             }
-        } else {
-            if i + l.len > b.len() {
-                return false;
-            }
-            for k in 0..l.len {
-                if b[i + k] as u64 != (l.w[k / 8] >> (8 * (k % 8))) & 0xFF {
-                    return false;
-                }
-            }
+        } else if !lit_at(b, i, &l) {
+            return false;
         }
         self.r.i = i + l.len;
         true
@@ -1209,7 +1217,17 @@ impl<'a> Canonical<'a> {
     /// does not leave out) as Reader::text_or_null reads it.
     #[inline(always)]
     fn text(&mut self) -> Option<Text<'a>> {
-        self.r.text()
+        let start = self.r.i;
+        if self.r.peek() != b'"' {
+            return None;
+        }
+        let (end, escaped, ascii) = self.r.scan_string()?;
+        let body = &self.r.b[start + 1..end - 1];
+        if !escaped && ascii {
+            // NB: ASCII bytes are UTF-8.
+            return Some(unsafe { std::str::from_utf8_unchecked(body) });
+        }
+        Some(decoded(body, escaped))
     }
 
     /// The member l, when it is next, into *to.
@@ -1534,20 +1552,26 @@ impl Output {
 
     /// Appends the GateOutput JSON, in abi.AppendGateOutput's field order.
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        let fields = [
+            (&b",\"detail\":"[..], &self.detail),
+            (&b",\"message\":"[..], &self.message),
+            (&b",\"matched_rule\":"[..], &self.matched_rule),
+            (&b",\"deny_message\":"[..], &self.deny_message),
+        ];
+        // NB: room for the whole answer when nothing needs escaping, so
+        // that the appends below do not grow the buffer one by one.
+        let mut room = 64 + self.reason_code.len();
+        for (_, v) in fields {
+            room += 20 + v.len();
+        }
+        out.reserve(room);
         out.extend_from_slice(b"{\"decision\":");
         write_string(out, self.decision);
         out.extend_from_slice(b",\"reason_code\":");
         write_string(out, &self.reason_code);
-        for (name, v) in [
-            ("detail", &self.detail),
-            ("message", &self.message),
-            ("matched_rule", &self.matched_rule),
-            ("deny_message", &self.deny_message),
-        ] {
+        for (name, v) in fields {
             if !v.is_empty() {
-                out.extend_from_slice(b",\"");
-                out.extend_from_slice(name.as_bytes());
-                out.extend_from_slice(b"\":");
+                out.extend_from_slice(name);
                 write_string(out, v);
             }
         }
@@ -1555,21 +1579,63 @@ impl Output {
     }
 }
 
+/// The bytes of x (little-endian) that a JSON string must escape: below
+/// 0x20, '"' and '\\', each marked by its high bit; as special_mask, only
+/// the lowest mark is exact.
+#[inline(always)]
+fn escape_mask(x: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let ctl = x.wrapping_sub(LO * 0x20) & !x & HI;
+    let q = x ^ (LO * b'"' as u64);
+    let quote = q.wrapping_sub(LO) & !q & HI;
+    let e = x ^ (LO * b'\\' as u64);
+    let esc = e.wrapping_sub(LO) & !e & HI;
+    ctl | quote | esc
+}
+
 /// Appends s as a JSON string: quotes, backslashes and control characters
-/// escaped.
+/// escaped. The runs between them are appended whole (found eight bytes
+/// at a time): most texts of an answer have nothing to escape.
 pub fn write_string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = s.as_bytes();
     out.push(b'"');
-    for &c in s.as_bytes() {
-        match c {
+    let mut run = 0; // the start of the bytes not yet appended
+    let mut i = 0;
+    loop {
+        // To the next byte to escape (the lowest mark is exact), or the end.
+        loop {
+            if i + 8 <= b.len() {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&b[i..i + 8]);
+                let m = escape_mask(u64::from_le_bytes(w));
+                if m == 0 {
+                    i += 8;
+                    continue;
+                }
+                i += (m.trailing_zeros() / 8) as usize;
+                break;
+            }
+            while i < b.len() && !matches!(b[i], 0..=0x1f | b'"' | b'\\') {
+                i += 1;
+            }
+            break;
+        }
+        out.extend_from_slice(&b[run..i]);
+        if i == b.len() {
+            break;
+        }
+        match b[i] {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\t' => out.extend_from_slice(b"\\t"),
             b'\r' => out.extend_from_slice(b"\\r"),
-            c if c < 0x20 => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]),
-            c => out.push(c),
+            c => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]),
         }
+        i += 1;
+        run = i;
     }
     out.push(b'"');
 }
@@ -2038,7 +2104,19 @@ impl Pattern {
         if let Some(l) = &self.literal {
             return l == text;
         }
+        // NB: an ASCII text is matched byte by byte, without a Vec of its
+        // chars (a call's usual text: a command line).
+        if text.is_ascii() {
+            let b = text.as_bytes();
+            return self.run(b.len(), |k| b[k] as char);
+        }
         let t: Vec<char> = text.chars().collect();
+        self.run(t.len(), |k| t[k])
+    }
+
+    /// The match of the text of n chars, the k-th being at(k).
+    #[inline(always)]
+    fn run<F: Fn(usize) -> char>(&self, n: usize, at: F) -> bool {
         let toks = &self.toks;
         let (mut ti, mut pos) = (0usize, 0usize);
         let (mut star_ti, mut star_pos): (Option<usize>, usize) = (None, 0);
@@ -2050,8 +2128,8 @@ impl Pattern {
                     ti += 1;
                     continue;
                 }
-                if pos < t.len() {
-                    let r = t[pos];
+                if pos < n {
+                    let r = at(pos);
                     let ok = match &toks[ti] {
                         Tok::Lit(c) => *c == r,
                         Tok::Any => true,
@@ -2064,11 +2142,11 @@ impl Pattern {
                         continue;
                     }
                 }
-            } else if pos == t.len() || star_ti.map(|s| s + 1 == toks.len()).unwrap_or(false) {
+            } else if pos == n || star_ti.map(|s| s + 1 == toks.len()).unwrap_or(false) {
                 return true;
             }
             match star_ti {
-                Some(s) if star_pos < t.len() => {
+                Some(s) if star_pos < n => {
                     star_pos += 1;
                     ti = s + 1;
                     pos = star_pos;

@@ -1212,6 +1212,19 @@ impl Lion {
 /// string or absent (""); None for anything else (arguments that are not
 /// an object, a command of another type), which the Doc decides.
 fn bash_command(raw: &[u8]) -> Option<Str> {
+    // NB: the arguments as the host writes them for one command:
+    // {"command":"<text>"}, compact, the text plain ASCII.
+    const ONE: &[u8] = b"{\"command\":\"";
+    if raw.len() > ONE.len() + 1 && raw.starts_with(ONE) && raw[raw.len() - 1] == b'}' {
+        let mut r = Reader::new(raw);
+        r.i = ONE.len() - 1;
+        if let Some((end, false, true)) = r.scan_string() {
+            if end == raw.len() - 1 {
+                // NB: ASCII bytes are UTF-8.
+                return Some(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(&raw[ONE.len()..end - 1]) }));
+            }
+        }
+    }
     let mut r = Reader::new(raw);
     r.ws();
     if r.peek() != b'{' {

@@ -181,7 +181,7 @@ bench-speed:
 	$(GO) test -run '^$$' -bench 'Invoke_FakeGates|AuthorizeComplete' -benchtime 20000x -benchmem ./controller/
 # issue 25 (HTTP hot path): 64 clients authorize + complete over HTTP, and the
 # same two phases in process on the same engine (the ratio's reference).
-	$(GO) test -run '^$$' -bench 'RoundTrip' -benchtime 3000x -benchmem ./server/
+	$(GO) test -run '^$$' -bench 'RoundTrip|Exchange' -benchtime 3000x -benchmem ./server/
 
 # bench-overhead (issue 25): the controller alone (three Go gates, memory
 # store) against one trivial Go guest call and against its hashing floor

@@ -16,3 +16,14 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// processFaults is the minor page faults this process has taken: each is a
+// fresh page touched, ~16 µs of kernel time on the benchmark VM, and a
+// count the machine's load does not change.
+func processFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt
+}

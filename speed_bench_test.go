@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -154,9 +155,10 @@ func BenchmarkControllerOverhead(b *testing.B) {
 	b.Run("controller=fake_gates", func(b *testing.B) {
 		e, _ := newFakeGatesEnv(b)
 		var task *controller.Task
+		heap := heapRetained()
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu := processCPU()
+		cpu, faults := processCPU(), processFaults()
 		for i := 0; i < b.N; i++ {
 			if i%100 == 0 { // tasks of 100 operations, as an agent's would be
 				var err error
@@ -166,7 +168,12 @@ func BenchmarkControllerOverhead(b *testing.B) {
 			}
 			e.invoke(b, task)
 		}
-		b.ReportMetric(float64(processCPU()-cpu)/1e3/float64(b.N), "cpu-µs/op")
+		n := float64(b.N)
+		b.ReportMetric(float64(processCPU()-cpu)/1e3/n, "cpu-µs/op")
+		b.ReportMetric(float64(processFaults()-faults)/n, "minflt/op")
+		b.StopTimer()
+		b.ReportMetric((float64(heapRetained())-float64(heap))/n, "retained-B/op")
+		runtime.KeepAlive(e) // NB: its store holds what the calls retained
 	})
 	b.Run("floor=sha256", benchmarkHashingFloor)
 }
@@ -224,6 +231,15 @@ func benchmarkHashingFloor(b *testing.B) {
 }
 
 var hashSink [sha256.Size]byte
+
+// heapRetained is the heap in use after a full collection: measured before
+// and after a benchmark's calls, what a call leaves behind (retained-B/op).
+func heapRetained() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
 
 // newFakeGatesEnv is the controller of ControllerOverhead: the engine's
 // controller (its sealer subscribed), three gates that allow without

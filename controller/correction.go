@@ -36,7 +36,7 @@ func (c *InvocationController) Supersede(ctx context.Context, chain uuid.UUID, c
 	if target == nil {
 		return governance.EvidenceRecord{}, fmt.Errorf("%w: %s on chain %s", ErrNoSuchRecord, corr.SupersedesRecordID, chain)
 	}
-	out, err := c.appendRecords(ctx, chain, target.PolicyID, target.PolicyVersion, nil, recordSpec{
+	out, err := c.appendRecords(ctx, chain, target.PolicyID, target.PolicyVersion, nil, nil, recordSpec{
 		typ: governance.RecordSuperseded, operation: target.OperationID, payload: payload,
 		supersedes: uuid.NullUUID{UUID: target.RecordID, Valid: true},
 	})

@@ -17,3 +17,14 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// processFaults is the minor page faults (fresh pages touched) this
+// process has taken: on the project's VM each costs ~16 µs of system time,
+// and the count does not depend on the machine's load.
+func processFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt
+}

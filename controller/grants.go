@@ -56,7 +56,7 @@ func (c *InvocationController) recordGrant(ctx context.Context, chain uuid.UUID,
 	if g.IssuedBy != nil {
 		payload["issued_by_kind"], payload["issued_by_id"] = g.IssuedBy.Kind, g.IssuedBy.ID
 	}
-	if _, err := c.appendRecords(ctx, chain, g.PolicyID, g.PolicyVersion, nil, recordSpec{typ: governance.ExceptionGranted, payload: payload}); err != nil {
+	if _, err := c.appendRecords(ctx, chain, g.PolicyID, g.PolicyVersion, nil, nil, recordSpec{typ: governance.ExceptionGranted, payload: payload}); err != nil {
 		return governance.ExceptionGrant{}, &governance.GovernanceEvidenceError{CallExecuted: false, Err: err}
 	}
 	c.exceptions.add(chain, g)

@@ -54,6 +54,12 @@ type operation struct {
 	// chainText and opText are the ids as every gate input carries them,
 	// formatted once an operation rather than once a gate (idTexts).
 	chainText, opText string
+	// permit is what authorize issues on allow (at most once an operation).
+	permit issued
+	// records holds the records of the operation's latest synced batch
+	// (its five pre-call records with three gates, then its completion):
+	// each batch is projected before the next is written.
+	records [6]governance.EvidenceRecord
 	// gateActors are the gates' copies of the actor (gateActor), inline
 	// for an operation's first few gates.
 	gateActors [4]abi.ActorRef
@@ -93,7 +99,10 @@ func uncancelable(ctx context.Context) context.Context {
 // idTexts returns the operation's chain and operation ids as text.
 func (op *operation) idTexts() (chain, operation string) {
 	if op.opText == "" {
-		op.chainText, op.opText = op.ctx.ChainID.String(), op.ctx.OperationID.String()
+		// NB: one string for both, one allocation.
+		var text [72]byte
+		both := string(governance.AppendUUID(governance.AppendUUID(text[:0], op.ctx.ChainID), op.ctx.OperationID))
+		op.chainText, op.opText = both[:36], both[36:]
 	}
 	return op.chainText, op.opText
 }
@@ -142,7 +151,7 @@ func (op *operation) whileTaskOpen(apply func() error) error {
 }
 
 func (op *operation) append(ctx context.Context, specs []recordSpec) error {
-	_, err := op.c.appendRecords(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, op.unsynced, specs...)
+	_, err := op.c.appendRecords(ctx, op.ctx.ChainID, op.ctx.PolicyID, op.ctx.PolicyVersion, op.records[:0], op.unsynced, specs...)
 	if err == nil {
 		op.unsynced = nil
 	}
@@ -245,14 +254,17 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	if v.denied {
 		return nil, op.deniedError(v)
 	}
-	return &issued{
+	// NB: the permit lives in the operation, which it points to anyway:
+	// one allocation a call less.
+	op.permit = issued{
 		Permit: Permit{
 			OperationID: op.ctx.OperationID, TaskBoundaryID: op.ctx.TaskBoundaryID,
 			ChainID: op.ctx.ChainID, Tool: op.call.Tool, ArgumentDigest: op.args.Digest,
 			Arguments: json.RawMessage(op.args.Canonical), IssuedAt: op.c.now(), Rewritten: op.args.Digest != op.inputDigest,
 		},
 		op: op, task: op.task,
-	}, nil
+	}
+	return &op.permit, nil
 }
 
 // complete is the second phase: the outcome record of a consumed permit.
@@ -322,7 +334,7 @@ func isPolicyNotFound(err error) bool {
 
 func (op *operation) startedPayload() *governance.Fields {
 	p := governance.NewFields(7).String("tool_id", op.call.Tool).String("argument_digest", op.args.Digest).
-		Value("fields", op.args.FieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
+		Strings("fields", op.args.FieldNames()).UUID("task_boundary_id", op.ctx.TaskBoundaryID)
 	if op.ctx.ParentOperationID.Valid {
 		p.UUID("parent_operation_id", op.ctx.ParentOperationID.UUID)
 	}

@@ -79,9 +79,11 @@ type recordSpec struct {
 // appendRecords builds and appends specs, in order and atomically when the
 // store can, on chain under its lock, then projects what was committed:
 // first pending, the records applied unsynced before on this chain that
-// this synced append makes durable, then its own.
-func (c *InvocationController) appendRecords(ctx context.Context, chain, policyID uuid.UUID, version string, pending []governance.EvidenceRecord, specs ...recordSpec) ([]governance.EvidenceRecord, error) {
-	recs, err := c.applyRecords(ctx, chain, policyID, version, false, specs)
+// this synced append makes durable, then its own. The records are written
+// into into's storage when it has room (an operation's buffer), otherwise
+// into a new slice.
+func (c *InvocationController) appendRecords(ctx context.Context, chain, policyID uuid.UUID, version string, into, pending []governance.EvidenceRecord, specs ...recordSpec) ([]governance.EvidenceRecord, error) {
+	recs, err := c.applyRecords(ctx, chain, policyID, version, false, into, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -97,17 +99,17 @@ func (c *InvocationController) appendRecords(ctx context.Context, chain, policyI
 // for that; otherwise they are durable and projected already.
 func (c *InvocationController) appendRecordsUnsynced(ctx context.Context, chain, policyID uuid.UUID, version string, specs []recordSpec) (recs []governance.EvidenceRecord, unsynced bool, err error) {
 	if _, ok := c.cfg.Evidence.(evidence.UnsyncedAppender); !ok {
-		recs, err = c.appendRecords(ctx, chain, policyID, version, nil, specs...)
+		recs, err = c.appendRecords(ctx, chain, policyID, version, nil, nil, specs...)
 		return recs, false, err
 	}
-	recs, err = c.applyRecords(ctx, chain, policyID, version, true, specs)
+	recs, err = c.applyRecords(ctx, chain, policyID, version, true, nil, specs)
 	return recs, err == nil, err
 }
 
 // applyRecords builds the records of specs on the chain's head and appends
-// them under the chain's lock; unsynced asks an UnsyncedAppender for no
-// sync.
-func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID uuid.UUID, version string, unsynced bool, specs []recordSpec) ([]governance.EvidenceRecord, error) {
+// them under the chain's lock (into appendRecords' into); unsynced asks an
+// UnsyncedAppender for no sync.
+func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID uuid.UUID, version string, unsynced bool, into []governance.EvidenceRecord, specs []recordSpec) ([]governance.EvidenceRecord, error) {
 	defer releasePayloads(specs)
 	l := c.locks.lock(chain)
 	defer c.locks.unlock(chain, l)
@@ -128,7 +130,7 @@ func (c *InvocationController) applyRecords(ctx context.Context, chain, policyID
 	// One pass over one buffer for the whole batch (governance.SealRecords),
 	// which the store's integrity check reads again instead of re-encoding
 	// (evidence.AppendSealed).
-	sealed, err := governance.SealRecords(head, batch)
+	sealed, err := governance.SealRecordsInto(into, head, batch)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ func (c *InvocationController) ResumeTask(ctx context.Context, opts ResumeOption
 	}
 	if len(specs) > 0 {
 		err := t.whileOpen(func() error {
-			_, err := c.appendRecords(context.WithoutCancel(ctx), t.chain, t.pin.PolicyID, t.pin.Version, nil, specs...)
+			_, err := c.appendRecords(context.WithoutCancel(ctx), t.chain, t.pin.PolicyID, t.pin.Version, nil, nil, specs...)
 			return err
 		})
 		if err != nil {

@@ -192,7 +192,7 @@ func (t *Task) Close(ctx context.Context) (governance.ClosedTaskBoundary, error)
 	if err != nil {
 		return governance.ClosedTaskBoundary{}, err
 	}
-	_, err = t.ctl.appendRecords(context.WithoutCancel(ctx), t.chain, t.pin.PolicyID, t.pin.Version, nil, recordSpec{
+	_, err = t.ctl.appendRecords(context.WithoutCancel(ctx), t.chain, t.pin.PolicyID, t.pin.Version, nil, nil, recordSpec{
 		typ: governance.TaskClosed,
 		payload: map[string]any{
 			"task_boundary_id": t.id, "policy_digest": t.digest, "opened_at": b.OpenedAt, "closed_at": b.ClosedAt,

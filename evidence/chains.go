@@ -46,5 +46,5 @@ func (s *MemStore) Chains(ctx context.Context, after uuid.UUID, limit int) ([]uu
 func (c *memChain) hasRecords() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.n > 0
+	return len(c.recs) > 0
 }

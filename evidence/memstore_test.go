@@ -3,6 +3,7 @@ package evidence_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,4 +180,90 @@ func TestMemStore_ReadsBackEveryField(t *testing.T) {
 	res, err := s.Verify(ctx, chain, head.Hash)
 	require.NoError(t, err)
 	require.False(t, res.Valid)
+}
+
+// The arena's encoding gives back every record as appended, whatever the
+// chain holds: operation ids shared with the record before or not, times
+// shared or not, pins that change, supersedes ids, payloads longer than a
+// chunk, batches of any size, and a record changed in place (kept whole)
+// in the middle; read from any point.
+func FuzzMemStore_ReadsBackAsAppended(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(3), uint8(0))
+	f.Add([]byte{0x41, 0x82, 0xc3, 0x14, 0xff, 0x7f, 0x33}, uint8(1), uint8(2))
+	f.Add([]byte{0x20, 0x20, 0x21, 0x22, 0x60, 0xe0}, uint8(4), uint8(4))
+	f.Fuzz(func(t *testing.T, steps []byte, tamperAt, tamperKind uint8) {
+		if len(steps) > 64 {
+			steps = steps[:64]
+		}
+		ctx := context.Background()
+		s := evidence.NewMemStore()
+		chain := uuid.New()
+		pins := []uuid.UUID{uuid.New(), uuid.New()}
+		head := governance.EmptyHead
+		op := uuid.NullUUID{UUID: uuid.New(), Valid: true}
+		at := time.Date(2026, 12, 6, 7, 0, 0, 0, time.UTC)
+		var want, pending []governance.EvidenceRecord
+		flush := func() {
+			if len(pending) == 0 {
+				return
+			}
+			_, err := s.AppendBatch(ctx, pending)
+			require.NoError(t, err)
+			want, pending = append(want, pending...), nil
+		}
+		for i, b := range steps {
+			switch b & 3 { // the operation id: none, the one before, a new one
+			case 0:
+				op = uuid.NullUUID{}
+			case 2, 3:
+				op = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+			}
+			if b&4 != 0 {
+				at = at.Add(time.Duration(b) * time.Microsecond)
+			}
+			spec := governance.RecordSpec{
+				Type: governance.EvidenceTypes[int(b>>3)%len(governance.EvidenceTypes)], ChainID: chain, OperationID: op,
+				PolicyID: pins[int(b>>5)&1], PolicyVersion: []string{"v1", "v2 \"rc\""}[int(b>>6)&1], CreatedAt: at,
+				Payload: map[string]any{"i": i, "text": strings.Repeat("é", int(b)*int(b)%997)},
+			}
+			if b%7 == 0 {
+				spec.Payload = map[string]any{"long": strings.Repeat("x", 70<<10)} // longer than a chunk
+			}
+			if b&0x10 != 0 && len(want)+len(pending) > 0 {
+				spec.SupersedesRecordID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+			}
+			r, err := governance.NextRecord(head, spec)
+			require.NoError(t, err)
+			pending = append(pending, r)
+			head = r.Head()
+			if b%3 == 0 {
+				flush()
+			}
+		}
+		flush()
+		if len(want) == 0 {
+			return
+		}
+		if k := int(tamperAt) % len(want); tamperKind%6 != 0 {
+			otherOp := uuid.NullUUID{UUID: uuid.New(), Valid: true}
+			mutate := []func(*governance.EvidenceRecord){
+				func(r *governance.EvidenceRecord) { r.ChainHash = strings.ToUpper(r.ChainHash) },
+				func(r *governance.EvidenceRecord) { r.PolicyVersion += "'" },
+				func(r *governance.EvidenceRecord) { r.CreatedAt = r.CreatedAt.In(time.FixedZone("X", 3600)) },
+				func(r *governance.EvidenceRecord) { r.RecordType = "unknown" },
+				func(r *governance.EvidenceRecord) { r.OperationID = otherOp },
+			}[tamperKind%6-1]
+			evidence.TamperMem(s, chain, k, mutate)
+			mutate(&want[k])
+		}
+		for _, after := range []int64{-1, 0, int64(tamperAt) % int64(len(want)), int64(len(want)) - 2} {
+			got, err := s.Read(ctx, chain, after)
+			require.NoError(t, err)
+			start := min(max(after, -1), int64(len(want))-1) + 1
+			require.Equal(t, append([]governance.EvidenceRecord{}, want[start:]...), got, "after %d", after)
+		}
+		h, err := s.Head(ctx, chain)
+		require.NoError(t, err)
+		require.Equal(t, want[len(want)-1].Head(), h)
+	})
 }

@@ -63,16 +63,18 @@ type UnsyncedAppender interface {
 // SealedAppender is an optional capability: AppendBatch for a batch that
 // governance.SealRecords built. The store's integrity check (step 1,
 // CheckSealed) recomputes both hashes of every record as for any batch,
-// but reuses what the builder knows of each unchanged payload (its
-// canonical text and escaped form) instead of scanning and escaping it
-// again. Results and errors are AppendBatch's.
+// but over the text the builder wrote for each record still as built
+// (its payload and chain input) instead of scanning and encoding the
+// record again. Results and errors are AppendBatch's, but for the
+// receipts, which may be the batch's own (SealedBatch.Receipts): valid
+// until the batch is released.
 type SealedAppender interface {
 	AppendSealed(ctx context.Context, b *governance.SealedBatch) ([]governance.AppendReceipt, error)
 }
 
 // AppendSealed appends a sealed batch's records atomically: through
 // SealedAppender when s has it, otherwise as AppendAll does. The caller
-// releases b after.
+// releases b after, and reads the receipts before.
 func AppendSealed(ctx context.Context, s Store, b *governance.SealedBatch) ([]governance.AppendReceipt, error) {
 	if sa, ok := s.(SealedAppender); ok {
 		return sa.AppendSealed(ctx, b)

@@ -47,29 +47,38 @@ func NextRecord(head ChainHead, spec RecordSpec) (EvidenceRecord, error) {
 func NextRecords(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
 	w := batchPool.Get().(*batchWriter)
 	defer w.release()
-	return w.build(head, specs)
+	return w.build(head, specs, nil)
 }
 
 // SealRecords is NextRecords for a batch on its way to a store: the batch
-// keeps each payload's text and escaped form, so that the store's
-// integrity check (ADR-0087 D3) recomputes both hashes from the records'
-// fields without escaping and scanning every payload a second time
+// keeps each record as built and the chain input its builder wrote, so
+// that the store's integrity check (ADR-0087 D3) recomputes both hashes
+// over the builder's text instead of encoding every record a second time
 // (SealedBatch.CheckIntegrity). Release the batch once it is appended.
 func SealRecords(head ChainHead, specs []RecordSpec) (*SealedBatch, error) {
+	return SealRecordsInto(nil, head, specs)
+}
+
+// SealRecordsInto is SealRecords writing the batch's records into dst's
+// storage when it has room for them (a caller's buffer, reused from one
+// batch to the next: a governed call's records are a few hundred bytes
+// each), otherwise into a new slice.
+func SealRecordsInto(dst []EvidenceRecord, head ChainHead, specs []RecordSpec) (*SealedBatch, error) {
 	w := batchPool.Get().(*batchWriter)
-	recs, err := w.build(head, specs)
+	recs, err := w.build(head, specs, dst)
 	if err != nil {
 		w.release()
 		return nil, err
 	}
+	w.sealedAs = append(w.sealedAs[:0], recs...)
 	w.sealed = SealedBatch{recs: recs, w: w}
 	return &w.sealed, nil
 }
 
 // SealedBatch is a batch of records as SealRecords built them, with what
-// its builder knows: the text of every payload, which the canonical
-// encoder wrote, and that text escaped as the chain input embeds it.
-// Only SealRecords makes one.
+// its builder wrote: each record as built and the chain input its chain
+// hash was computed over, which the canonical encoder wrote from the
+// record's fields. Only SealRecords makes one.
 type SealedBatch struct {
 	recs []EvidenceRecord
 	w    *batchWriter
@@ -82,50 +91,47 @@ func (b *SealedBatch) Records() []EvidenceRecord { return b.recs }
 
 // CheckIntegrity is EvidenceRecord.CheckIntegrity for every record of the
 // batch, with the same result and the same error, at less cost: a record
-// whose payload_json is still the text its builder wrote is not scanned
-// for canonical form again (the canonical encoder wrote it, fuzzed against
-// the checker: FuzzNextRecords_SameAsTheReference) and is not escaped
-// again (its escaped form is the builder's); both hashes are recomputed
-// all the same, the chain hash over the chain input rebuilt from the
-// record's fields. Any record that differs from what its builder wrote
-// gets the full check.
+// still equal, field for field, to the one its builder wrote is checked
+// on the builder's own text instead of a second encoding of its fields.
+// Both hashes are recomputed all the same (ADR-0087 D3): the payload
+// digest over payload_json, the chain hash over the chain input the
+// builder wrote from those fields (the canonical encoder's, fuzzed
+// against the reference: FuzzNextRecords_SameAsTheReference). Any record
+// that differs from what its builder wrote gets the full check.
 func (b *SealedBatch) CheckIntegrity() error {
-	bp := chainBufPool.Get().(*[]byte)
-	defer chainBufPool.Put(bp)
-	buf := (*bp)[:0]
 	for i := range b.recs {
-		r := &b.recs[i]
-		sealedOK, err := b.checkSealed(i, buf)
-		if err == nil && sealedOK {
+		if b.checkSealed(i) {
 			continue
 		}
 		// NB: the full check names what failed, exactly as for any record.
-		if err := r.CheckIntegrity(); err != nil {
+		if err := b.recs[i].CheckIntegrity(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkSealed reports whether record i passes the integrity check on the
-// builder's payload text and escape; false means "check it in full".
-func (b *SealedBatch) checkSealed(i int, buf []byte) (bool, error) {
+// checkSealed reports whether record i passes the integrity check on what
+// its builder wrote; false means "check it in full".
+func (b *SealedBatch) checkSealed(i int) bool {
 	r, w := &b.recs[i], b.w
-	if r.PayloadJSON != w.payloads[i] || r.HashAlgorithm != HashAlgorithm || r.Validate() != nil {
-		return false, nil
+	if *r != w.sealedAs[i] {
+		return false
 	}
-	if !hexEqual(sumString(r.PayloadJSON), r.PayloadDigest) {
-		return false, nil
+	return hexEqual(sumString(r.PayloadJSON), r.PayloadDigest) &&
+		hexEqual(sha256.Sum256(w.chain[w.chainAt[i]:w.chainAt[i+1]]), r.ChainHash)
+}
+
+// Receipts returns the receipts of the batch's records once committed,
+// in a slice of the batch's own, valid until Release: a SealedAppender
+// returns them without allocating.
+func (b *SealedBatch) Receipts() []AppendReceipt {
+	w := b.w
+	w.receipts = w.receipts[:0]
+	for i := range b.recs {
+		w.receipts = append(w.receipts, ReceiptFor(b.recs[i]))
 	}
-	buf, err := appendChainInputHead(buf, r, r.PayloadDigest)
-	if err != nil {
-		return false, err
-	}
-	buf = append(buf, w.esc[w.escAt[i]:w.escAt[i+1]]...)
-	if buf, err = appendChainInputTail(buf, r, r.PreviousChainHash); err != nil {
-		return false, err
-	}
-	return hexEqual(sha256.Sum256(buf), r.ChainHash), nil
+	return w.receipts
 }
 
 // Release returns the batch's buffers for reuse; the records stay the
@@ -137,21 +143,25 @@ func (b *SealedBatch) Release() {
 	}
 }
 
-// build writes the records of specs after head (NextRecords).
-func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecord, error) {
+// build writes the records of specs after head (NextRecords), into dst
+// when it has room.
+func (w *batchWriter) build(head ChainHead, specs []RecordSpec, dst []EvidenceRecord) ([]EvidenceRecord, error) {
 	const hexLen = 2 * sha256.Size
 	// text holds for each record its payload, payload digest and chain
 	// hash; at[i] is where record i's payload starts. The first record's
 	// previous hash is head's own string (a store keeps every batch's
 	// text: a copy of it in each would be kept too).
-	// esc holds the escaped payloads, record i's from escAt[i] to
-	// escAt[i+1].
-	text, at, chain, esc, escAt := w.text[:0], w.at[:0], w.chain[:0], w.esc[:0], w.escAt[:0]
-	defer func() { w.text, w.at, w.chain, w.esc, w.escAt = text, at, chain, esc, escAt }()
+	// chain holds the records' chain inputs, record i's from chainAt[i]
+	// to chainAt[i+1] (SealedBatch.CheckIntegrity hashes them again).
+	text, at, chain, chainAt := w.text[:0], w.at[:0], w.chain[:0], w.chainAt[:0]
+	defer func() { w.text, w.at, w.chain, w.chainAt = text, at, chain, chainAt }()
 	prevStart, prevEnd := 0, 0
-	recs := make([]EvidenceRecord, len(specs))
-	var ids recordIDs
-	escAt = append(escAt, 0)
+	recs := dst[:0]
+	if cap(recs) < len(specs) {
+		recs = make([]EvidenceRecord, len(specs))
+	}
+	recs = recs[:len(specs)]
+	chainAt = append(chainAt, 0)
 	for i, spec := range specs {
 		payload := spec.Payload
 		if payload == nil {
@@ -169,15 +179,13 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 		}
 		end := len(text)
 		text = appendHexSum(text, sha256.Sum256(text[start:end]))
-		esc = appendEscaped(esc, text[start:end])
-		escAt = append(escAt, len(esc))
 		created := spec.CreatedAt
 		if created.IsZero() {
 			created = time.Now()
 		}
 		id := spec.RecordID
 		if id == uuid.Nil {
-			id = ids.next()
+			id = w.ids.next()
 		}
 		r := &recs[i]
 		*r = EvidenceRecord{
@@ -189,10 +197,10 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 		if head.IsEmpty() {
 			r.Sequence = int64(i)
 		}
-		if chain, err = appendChainInputHead(chain[:0], r, text[end:end+hexLen]); err != nil {
+		if chain, err = appendChainInputHead(chain, r, text[end:end+hexLen]); err != nil {
 			return nil, err
 		}
-		chain = append(chain, esc[escAt[i]:escAt[i+1]]...)
+		chain = appendEscaped(chain, text[start:end])
 		if i == 0 {
 			chain, err = appendChainInputTail(chain, r, r.previousOf(head))
 		} else {
@@ -201,7 +209,8 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 		if err != nil {
 			return nil, err
 		}
-		text = appendHexSum(text, sha256.Sum256(chain))
+		chainAt = append(chainAt, len(chain))
+		text = appendHexSum(text, sha256.Sum256(chain[chainAt[i]:]))
 		if err := r.validateFields(); err != nil {
 			return nil, err
 		}
@@ -218,7 +227,6 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 	if head.IsEmpty() {
 		prev = ""
 	}
-	payloads := w.payloads[:0]
 	for i := range recs {
 		p := at[i]
 		end := len(all) - 2*hexLen
@@ -229,9 +237,7 @@ func (w *batchWriter) build(head ChainHead, specs []RecordSpec) ([]EvidenceRecor
 		recs[i].PayloadDigest = all[end : end+hexLen]
 		recs[i].ChainHash = all[end+hexLen : end+2*hexLen]
 		recs[i].PreviousChainHash, prev = prev, recs[i].ChainHash
-		payloads = append(payloads, recs[i].PayloadJSON)
 	}
-	w.payloads = payloads
 	return recs, nil
 }
 
@@ -247,24 +253,29 @@ func (r *EvidenceRecord) previousOf(head ChainHead) string {
 // governed call's records are written without growing a buffer; a
 // SealedBatch holds it until released.
 type batchWriter struct {
-	text, chain, esc []byte
-	at, escAt        []int
-	// payloads are the built records' payload texts (SealedBatch).
-	payloads []string
+	text, chain []byte
+	at, chainAt []int
+	ids         recordIDs
+	// sealedAs are the records as built, receipts their receipts
+	// (SealedBatch).
+	sealedAs []EvidenceRecord
+	receipts []AppendReceipt
 	sealed   SealedBatch
 }
 
 func (w *batchWriter) release() {
-	clear(w.payloads) // NB: the texts are the caller's; keep no reference
-	w.payloads = w.payloads[:0]
+	clear(w.sealedAs) // NB: the texts are the caller's; keep no reference
+	clear(w.receipts)
+	w.sealedAs, w.receipts = w.sealedAs[:0], w.receipts[:0]
 	w.sealed = SealedBatch{}
 	batchPool.Put(w)
 }
 
 var batchPool = sync.Pool{New: func() any {
 	return &batchWriter{
-		text: make([]byte, 0, 4096), chain: make([]byte, 0, 2048), esc: make([]byte, 0, 2048),
-		at: make([]int, 0, 8), escAt: make([]int, 0, 9), payloads: make([]string, 0, 8),
+		text: make([]byte, 0, 4096), chain: make([]byte, 0, 8192),
+		at: make([]int, 0, 8), chainAt: make([]int, 0, 9), sealedAs: make([]EvidenceRecord, 0, 8),
+		receipts: make([]AppendReceipt, 0, 8),
 	}
 }}
 
@@ -279,9 +290,11 @@ func appendHexSum(dst []byte, sum [sha256.Size]byte) []byte {
 // recordIDs hands out new record ids (uuid.New: version 4, from
 // crypto/rand) without uuid.New's heap allocation, reading the random
 // bytes of several ids at a time: a governed call takes six, and each
-// read is a call into the kernel's generator.
+// read is a call into the generator. A batch writer keeps its ids'
+// random bytes from one batch to the next, as uuid's own random pool
+// would (record ids are identifiers, not secrets).
 type recordIDs struct {
-	random [8 * 16]byte
+	random [32 * 16]byte
 	left   int // ids not yet handed out at the end of random
 }
 

@@ -119,17 +119,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case []string:
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = appendString(dst, e); err != nil {
-				return nil, at(err, "["+strconv.Itoa(i)+"]")
-			}
-		}
-		return append(dst, ']'), nil
+		return appendStrings(dst, x)
 	case *Fields:
 		if x == nil {
 			return append(dst, "null"...), nil
@@ -336,4 +326,20 @@ func at(err error, seg string) error {
 		ce.Path = seg + ce.Path
 	}
 	return err
+}
+
+// appendStrings writes a list of strings (appendValue's []string, and
+// Fields.Strings without boxing the list).
+func appendStrings(dst []byte, list []string) ([]byte, error) {
+	dst = append(dst, '[')
+	for i, e := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = appendString(dst, e); err != nil {
+			return nil, at(err, "["+strconv.Itoa(i)+"]")
+		}
+	}
+	return append(dst, ']'), nil
 }

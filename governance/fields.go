@@ -32,6 +32,7 @@ const (
 	fieldInt
 	fieldBool
 	fieldUUID
+	fieldStrings
 	fieldValue // anything else Canonical approves, encoded by appendValue
 )
 
@@ -41,6 +42,7 @@ type field struct {
 	s    string
 	n    int64
 	id   uuid.UUID
+	ss   []string
 	v    any
 }
 
@@ -109,6 +111,12 @@ func (f *Fields) UUID(key string, v uuid.UUID) *Fields {
 	return f.set(field{key: key, kind: fieldUUID, id: v})
 }
 
+// Strings sets key to a list of strings, encoded as Value of the list
+// is, without boxing it.
+func (f *Fields) Strings(key string, v []string) *Fields {
+	return f.set(field{key: key, kind: fieldStrings, ss: v})
+}
+
 // Value sets key to any value Canonical approves (a list, a nested
 // object); it is encoded, and refused, exactly as inside a map.
 func (f *Fields) Value(key string, v any) *Fields {
@@ -143,6 +151,8 @@ func (f *Fields) appendCanonical(dst []byte) ([]byte, error) {
 			dst = append(dst, '"')
 			dst = AppendUUID(dst, e.id)
 			dst = append(dst, '"')
+		case fieldStrings:
+			dst, err = appendStrings(dst, e.ss)
 		default:
 			dst, err = appendValue(dst, e.v)
 		}

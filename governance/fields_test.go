@@ -81,3 +81,14 @@ func FuzzFields_SameBytesAsTheMap(f *testing.F) {
 		}
 	})
 }
+
+// Strings writes what Value of the same list writes, errors included: an
+// empty and a nil list, escapes, and a string that is not UTF-8.
+func TestFields_StringsAsValue(t *testing.T) {
+	for _, list := range [][]string{nil, {}, {"command"}, {"a\"b", "é\u2028", "x"}, {"ok", "\xff"}} {
+		want, werr := Canonical(NewFields(1).Value("fields", list))
+		got, gerr := Canonical(NewFields(1).Strings("fields", list))
+		require.Equal(t, werr, gerr, "%q", list)
+		require.Equal(t, string(want), string(got), "%q", list)
+	}
+}

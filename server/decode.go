@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/govhost/govhost/api"
+	"github.com/govhost/govhost/governance"
 )
 
 // decode reads one JSON document into dst strictly: application/json (or
@@ -47,9 +48,9 @@ func decode(r *http.Request, dst any) error {
 	case err != nil:
 		return err
 	}
-	// NB: json.Unmarshal copies every string and raw value it keeps, so
+	// NB: encoding/json copies every string and raw value it keeps, so
 	// the body's buffer goes back to the pool.
-	if err := json.Unmarshal(body, dst); err != nil {
+	if err := governance.DecodeJSON(body, dst); err != nil {
 		return decodeError(err)
 	}
 	return nil
@@ -88,6 +89,9 @@ func readPooled(r *http.Request) (*pooledBody, error) {
 		n, err := r.Body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
+			// NB: closed once read to its end, net/http does not drain the
+			// body again after the handler (an io.CopyN and its reader).
+			_ = r.Body.Close()
 			break
 		}
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -226,6 +227,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// statusWriters recycles wrap's status writers: one is held by nothing
+// once its handler returned (net/http finishes a request with its own
+// writer and body, not the ones a handler was given).
+var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
+
 // wrap adds authentication, the body limit, metrics and the request log.
 func (s *Server) wrap(rt route) http.Handler {
 	limit := s.maxBody
@@ -234,7 +240,8 @@ func (s *Server) wrap(rt route) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := statusWriters.Get().(*statusWriter)
+		*sw = statusWriter{ResponseWriter: w}
 		if n := r.ContentLength; n < 0 || n > limit {
 			// NB: a body announced within the limit is cut at its length by
 			// net/http already; the others read through the reader that
@@ -261,6 +268,8 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", r.Method), slog.String("route", rt.pattern),
 				slog.Int("status", sw.status), slog.Duration("took", took))
 		}
+		*sw = statusWriter{}
+		statusWriters.Put(sw)
 	})
 }
 

@@ -59,7 +59,8 @@ func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, call controll
 	// The authorization outlives the request when it waits for an approver:
 	// its records are written to the end whatever the client does
 	// (detached). Its wait for an approver has its own bound (approve).
-	actx := &detached{parent: ctx, a: a}
+	a.ctx = detached{parent: ctx, a: a}
+	actx := &a.ctx
 	go func() {
 		p, err := t.Authorize(actx, call)
 		a.finish(p, err)
@@ -70,7 +71,7 @@ func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, call controll
 // detached is an authorization's context: the request's values and its
 // authorization (authzKey), without the request's cancellation or
 // deadline. It is context.WithValue(context.WithoutCancel(parent), ...)
-// in one allocation instead of two.
+// without an allocation of its own (a field of the authorization).
 type detached struct {
 	parent context.Context
 	a      *authorization
@@ -135,6 +136,7 @@ type authorization struct {
 	// decided within its request is never looked up. Guarded by
 	// authorizations.mu.
 	id      string
+	ctx     detached // the context it runs in
 	done    chan struct{}
 	pending chan struct{} // closed once a gate asked for approval
 	asked   sync.Once

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -116,7 +117,15 @@ func TestServe_32ConcurrentUploadsOfA31MiBDataSegment(t *testing.T) {
 	}
 	answers := make([]answer, 32)
 	var wg sync.WaitGroup
-	client := &http.Client{Timeout: 3 * time.Minute}
+	// Even uploads ask "Expect: 100-continue", as a careful client of a
+	// large body does (and govhost's own client): a refusal reaches them
+	// before any of the body is sent, so each must get a proper answer.
+	// Odd uploads send the body regardless; a refused one may see the
+	// server close the connection while it is still writing (a reset or
+	// a broken pipe): the server answered and moved on, which is what
+	// matters here.
+	careful := &http.Client{Timeout: 3 * time.Minute, Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
+	blunt := &http.Client{Timeout: 3 * time.Minute}
 	for i := range answers {
 		wg.Add(1)
 		go func(i int) {
@@ -124,6 +133,11 @@ func TestServe_32ConcurrentUploadsOfA31MiBDataSegment(t *testing.T) {
 			req, _ := http.NewRequest("POST", s.url+"/v1/modules", bytes.NewReader(wasm))
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Content-Type", "application/wasm")
+			client := blunt
+			if i%2 == 0 {
+				req.Header.Set("Expect", "100-continue")
+				client = careful
+			}
 			resp, err := client.Do(req)
 			if err != nil {
 				answers[i].err = err
@@ -143,6 +157,10 @@ func TestServe_32ConcurrentUploadsOfA31MiBDataSegment(t *testing.T) {
 	close(stop)
 	statuses := map[int]int{}
 	for i, a := range answers {
+		if a.err != nil && i%2 == 1 && (errors.Is(a.err, syscall.EPIPE) || errors.Is(a.err, syscall.ECONNRESET)) {
+			statuses[0]++ // closed on while sending a refused body
+			continue
+		}
 		require.NoError(t, a.err, "upload %d got no proper answer", i)
 		statuses[a.status]++
 		switch a.status {

@@ -74,3 +74,20 @@ func FuzzCodec_Decode(f *testing.F) {
 		require.Equal(t, got, again)
 	})
 }
+
+// Only lowercase hex digits make a digest storable raw: every byte value,
+// at the first, a middle and the last position of a 64-character digest.
+func TestCodec_LowerHexDigestEveryByte(t *testing.T) {
+	valid := strings.Repeat("0123456789abcdef", 4)
+	require.True(t, isLowerHexDigest(valid))
+	require.False(t, isLowerHexDigest(valid[:63]))
+	require.False(t, isLowerHexDigest(valid+"0"))
+	for _, pos := range []int{0, 31, 63} {
+		for c := range 256 {
+			d := []byte(valid)
+			d[pos] = byte(c)
+			want := ('0' <= c && c <= '9') || ('a' <= c && c <= 'f')
+			require.Equal(t, want, isLowerHexDigest(string(d)), "byte %#x at %d", c, pos)
+		}
+	}
+}

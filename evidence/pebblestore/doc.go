@@ -13,30 +13,37 @@
 //
 // # Key layout
 //
-//	e/v                          format marker "govhost-evidence-pebble/2"
-//	e/r <chain:16> <seq:8 BE>    record value (codec.go: codec 2; format 1 wrote codec 1)
-//	e/i <record id:16>           <chain:16> <seq:8 BE>  (duplicate-id index)
+//	e/v                          format marker "govhost-evidence-pebble/3"
+//	e/r <chain:16> <seq:8 BE>    record value (codec.go: codec 2; format 1 wrote codec 1), or
+//	                             for a batch of two or more, one codec 12 value of its records
+//	                             under its first record's key (format 3)
+//	e/i <record id:16>           empty (duplicate-id index; older builds
+//	                             stored <chain:16> <seq:8 BE>, which nothing reads)
 //
-// A chain's head is its last record (one reverse seek when a chain is
-// first used, then cached). Format 1 also wrote e/h <chain:16> (a head
-// value per chain, rewritten by every append: a fifth of an append's keys);
-// Open upgrades a format 1 keyspace by deleting them and rewriting the
-// marker, which a format 1 build then refuses (keys.go). Stores before
+// A chain's head is the last record of its last value (one reverse seek
+// when a chain is first used, then cached). Format 1 also wrote e/h
+// <chain:16> (a head value per chain, rewritten by every append: a fifth of
+// an append's keys); format 2 wrote a value per record. Open upgrades a
+// format 1 or 2 keyspace by rewriting the marker (and deleting format 1's
+// heads), which an older build then refuses (keys.go). Stores before
 // issue 25 also wrote e/c <chain hash:32 raw> (a duplicate-hash index);
 // nothing reads it now. A duplicate chain hash is refused through its
 // record id, which the hash covers (checkDuplicates).
 //
 // Ids are raw UUID bytes and sequences big-endian, so one chain's records
 // are one contiguous key range in sequence order: Read, Verify and the
-// head are a single bounded iteration or seek. An append writes its
-// records and their id index entries in one batch, so after any crash the
-// index and the records agree, and the last record is the head.
+// head are a single bounded iteration or seek (Read from a sequence seeks
+// to the value holding it). An append writes its records and their id
+// index entries in one batch, so after any crash the index and the records
+// agree, and the last record is the head.
 //
 // # Durability and group commit
 //
 // Append checks the record's integrity, encodes the batch, then, under a
-// per-chain lock and the lock stripes of its record ids, looks them up
-// in the id index, compares the record with the chain's
+// per-chain lock and the lock stripes of its record ids, checks that the
+// store does not hold them (an in-memory filter of every stored id answers
+// "certainly not" for nearly all of them, idfilter.go; a "maybe" is looked
+// up in the id index), compares the record with the chain's
 // cached head (read from its last record once, then kept; idle entries are
 // evicted past 65536 chains), and applies the batch with ApplyNoSyncWait (WAL
 // buffer and memtable, no fsync). It waits for the WAL sync with SyncWait

@@ -144,3 +144,36 @@ func TestHead_CorruptLastRecordIsAnError(t *testing.T) {
 	require.Equal(t, governance.ContentMismatch, res.FailureCode)
 	require.Equal(t, int64(2), res.CheckedRecords)
 }
+
+// A store a format 2 build wrote (one value a record) opens as before and
+// is marked format 3 once, so a format 2 build, which would misread the
+// batch values appended from now on, refuses it.
+func TestOpen_UpgradesFormat2(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openTest(t, Options{})
+	chain, recs := storetest.Fill(t, s, 4) // one record a batch: format 2's values
+	require.NoError(t, s.Close())
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	require.NoError(t, err)
+	require.NoError(t, db.Set(formatKey, []byte(formatMarkerV2), pebble.Sync))
+	require.NoError(t, db.Close())
+
+	s, err = Open(dir, Options{BallastSize: -1})
+	require.NoError(t, err)
+	defer s.Close()
+	v, closer, err := s.DB().Get(formatKey)
+	require.NoError(t, err)
+	require.Equal(t, formatMarker, string(v), "a format 2 build refuses this marker (ErrUnsupportedFormat)")
+	require.NoError(t, closer.Close())
+	got, err := s.Read(ctx, chain, -1)
+	require.NoError(t, err)
+	require.Equal(t, recs, got)
+	next := []governance.EvidenceRecord{storetest.Next(t, recs[3].Head(), chain)}
+	next = append(next, storetest.Next(t, next[0].Head(), chain))
+	_, err = s.AppendBatch(ctx, next)
+	require.NoError(t, err)
+	res, err := s.Verify(ctx, chain, next[1].ChainHash)
+	require.NoError(t, err)
+	require.True(t, res.Valid)
+	require.Equal(t, int64(6), res.CheckedRecords)
+}

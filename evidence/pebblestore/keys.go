@@ -14,7 +14,7 @@ const (
 	keyPrefix = "e/"
 
 	tagRecord   = 'r' // e/r<chain 16><seq 8 BE> -> record value (codec.go)
-	tagRecordID = 'i' // e/i<record id 16>        -> locator
+	tagRecordID = 'i' // e/i<record id 16>        -> empty (earlier builds wrote <chain 16><seq 8 BE>, which nothing reads: same format)
 	// 'h' (e/h<chain 16> -> head value) was a persisted head per chain,
 	// rewritten by every append; format 1 wrote it. Format 2 reads a
 	// chain's head from its last record instead, and the upgrade deletes
@@ -27,22 +27,25 @@ const (
 
 	keyLenRecord = 3 + 16 + 8
 	keyLenID     = 3 + 16
-	locatorLen   = 16 + 8 // <chain 16><seq 8 BE>: where the record lives
 )
 
 // formatMarker is stored under e/v when the keyspace is first used; a
 // different value means an incompatible layout or codec.
 //
 // Format 1 (formatMarkerV1) kept a head key per chain that every append
-// rewrote, and wrote every record value in codec 1. Format 2 writes no
-// head keys and writes values in codec 2 (raw digests, codec.go); its id
-// index is format 1's. This build reads a format 1 keyspace correctly (its
-// heads are its last records, written in the same batches; codec 1 values
-// decode as before) and upgrades it on open; a format 1 build refuses
-// format 2 (ErrUnsupportedFormat) instead of trusting heads that are no
-// longer written or misreading codec 2 values.
+// rewrote, and wrote every record value in codec 1. Format 2
+// (formatMarkerV2) wrote no head keys and wrote values in codec 2 (raw
+// digests, codec.go). Format 3 is format 2 with the records of a batch of
+// two or more in one codec 12 value under the batch's first key. This build
+// reads every older keyspace correctly (a format 2 value is a format 3
+// value of one record; format 1's heads are its last records, written in
+// the same batches; codec 1 values decode as before) and upgrades it on
+// open by rewriting the marker (and deleting format 1's heads); an older
+// build refuses format 3 (ErrUnsupportedFormat) instead of misreading a
+// batch value.
 const (
-	formatMarker   = "govhost-evidence-pebble/2"
+	formatMarker   = "govhost-evidence-pebble/3"
+	formatMarkerV2 = "govhost-evidence-pebble/2"
 	formatMarkerV1 = "govhost-evidence-pebble/1"
 )
 
@@ -90,8 +93,4 @@ func prefixEnd(p []byte) []byte {
 
 func putRecordIDKey(dst []byte, id uuid.UUID) []byte {
 	return append(append(dst, 'e', '/', tagRecordID), id[:]...)
-}
-
-func putLocator(dst []byte, chain uuid.UUID, seq int64) []byte {
-	return binary.BigEndian.AppendUint64(append(dst, chain[:]...), uint64(seq))
 }

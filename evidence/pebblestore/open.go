@@ -10,7 +10,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/google/uuid"
 )
 
 // Open opens (creating if needed) the evidence store in dir, a directory
@@ -56,7 +55,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		fsys = vfs.OnDiskFull(fsys, b.onFull)
 	}
 
-	s = &Store{dir: dir, log: opts.Logger, chains: make(map[uuid.UUID]*chainState)}
+	s = newStore(nil, dir, opts.Logger)
 	cache := pebble.NewCache(opts.CacheSize)
 	defer cache.Unref()
 	po := &pebble.Options{
@@ -88,6 +87,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		_ = db.Close()
 		return nil, err
 	}
+	s.startLoad()
 	return s, nil
 }
 

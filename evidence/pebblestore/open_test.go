@@ -150,6 +150,7 @@ func TestNew_SharesDBWithOtherKeyspaces(t *testing.T) {
 
 	s2, err := New(db, Options{})
 	require.NoError(t, err)
+	defer s2.Close()
 	got, err := s2.Read(ctx, chain, -1)
 	require.NoError(t, err)
 	require.Equal(t, recs, got)

@@ -32,28 +32,47 @@ func (s *Store) Read(ctx context.Context, chainID uuid.UUID, afterSequence int64
 	if afterSequence == math.MaxInt64 {
 		return []governance.EvidenceRecord{}, nil // nothing follows; +1 would wrap to the start
 	}
-	lower, upper := chainBounds(chainID, afterSequence+1)
+	lower, upper := chainBounds(chainID, 0)
 	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: read chain %s: %w: %w", chainID, ErrIO, err)
 	}
 	out := []governance.EvidenceRecord{}
-	for ok := it.First(); ok; ok = it.Next() {
+	for ok := seekRecord(it, chainID, afterSequence+1); ok; ok = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
 			break // reported by it.Error below
 		}
-		r, _, err := decodeRecord(v)
-		if err != nil {
+		if _, err := recordsIn(v, nil, func(r governance.EvidenceRecord) bool {
+			if r.Sequence > afterSequence {
+				out = append(out, r)
+			}
+			return true
+		}); err != nil {
 			_ = it.Close()
 			return nil, fmt.Errorf("%w: chain %s record key %x: %w", ErrCorrupt, chainID, it.Key(), err)
 		}
-		out = append(out, r)
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("pebblestore: read chain %s: %w: %w", chainID, ErrIO, err)
 	}
 	return out, nil
+}
+
+// seekRecord positions it, bounded to the chain, on the value holding the
+// record of sequence seq (a batch value starts at its first record's key),
+// or on the chain's first value when none starts at or before seq.
+func seekRecord(it *pebble.Iterator, chainID uuid.UUID, seq int64) bool {
+	if seq <= 0 {
+		return it.First()
+	}
+	var ok bool
+	if seq == math.MaxInt64 {
+		ok = it.Last()
+	} else {
+		ok = it.SeekLT(recordKey(chainID, seq+1))
+	}
+	return ok || it.First()
 }
 
 // Head implements evidence.Store. It answers from the head the store keeps
@@ -102,12 +121,20 @@ func (s *Store) readHead(r pebble.Reader, chainID uuid.UUID) (governance.ChainHe
 	var decodeErr error
 	if it.Last() {
 		if v, err := it.ValueAndErr(); err == nil {
-			var rec governance.EvidenceRecord
-			if rec, _, decodeErr = decodeRecord(v); decodeErr == nil {
-				if want := int64(binary.BigEndian.Uint64(it.Key()[keyLenRecord-8:])); rec.Sequence != want || rec.ChainID != chainID {
-					decodeErr = fmt.Errorf("%w: record of sequence %d under key %x", errMalformed, rec.Sequence, it.Key())
+			// The value's records must run on from its key's sequence, in
+			// this chain; the last one is the head.
+			want := int64(binary.BigEndian.Uint64(it.Key()[keyLenRecord-8:]))
+			var misplaced error
+			_, decodeErr = recordsIn(v, nil, func(rec governance.EvidenceRecord) bool {
+				if rec.Sequence != want || rec.ChainID != chainID {
+					misplaced = fmt.Errorf("%w: record of sequence %d under key %x", errMalformed, rec.Sequence, it.Key())
+					return false
 				}
-				head = rec.Head()
+				head, want = rec.Head(), want+1
+				return true
+			})
+			if decodeErr == nil {
+				decodeErr = misplaced
 			}
 		}
 	}
@@ -160,7 +187,13 @@ func (s *Store) Verify(ctx context.Context, chainID uuid.UUID, expectedHead stri
 		if err != nil {
 			break // reported by it.Error below
 		}
-		r, id, err := decodeRecordScratch(val, &scratch)
+		added := true
+		id, err := recordsIn(val, &scratch, func(r governance.EvidenceRecord) bool {
+			if added = v.Add(r); added {
+				verified, checked = r.Head(), checked+1
+			}
+			return added
+		})
 		if err != nil {
 			code := governance.ContentMismatch
 			if errors.Is(err, errUnknownCodec) {
@@ -172,10 +205,9 @@ func (s *Store) Verify(ctx context.Context, chainID uuid.UUID, expectedHead stri
 			}
 			break
 		}
-		if !v.Add(r) {
+		if !added {
 			break
 		}
-		verified, checked = r.Head(), checked+1
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return governance.VerificationResult{}, fmt.Errorf("pebblestore: verify chain %s: %w: %w", chainID, ErrIO, err)

@@ -37,6 +37,14 @@ type Store struct {
 
 	fenced atomic.Pointer[error]
 
+	// ids spares the duplicate-id check its Pebble lookups for ids the
+	// store certainly does not hold (idfilter.go). Its load runs from Open
+	// or New until it has read the id index, or until Close closes
+	// stopLoad; loadDone is closed when it has returned.
+	ids      *idFilter
+	stopLoad chan struct{}
+	loadDone chan struct{}
+
 	mu     sync.Mutex // guards chains
 	chains map[uuid.UUID]*chainState
 
@@ -71,7 +79,8 @@ type ownedDB struct {
 // db's Logger (Pebble's default exits the process on a fatal error) and any
 // disk-room reserve; opts.FS, BallastSize, CacheSize and MemTableSize are
 // ignored. Only one Store may use a DB at a time: the append locks and head
-// cache are per Store.
+// cache are per Store. Close the Store before the DB: it reads the DB in
+// the background (the record ids, see idfilter.go) until its Close.
 func New(db *pebble.DB, opts Options) (*Store, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
@@ -80,11 +89,31 @@ func New(db *pebble.DB, opts Options) (*Store, error) {
 	if db == nil {
 		return nil, errors.New("pebblestore: New needs a non-nil *pebble.DB")
 	}
-	s := &Store{db: db, log: opts.Logger, chains: make(map[uuid.UUID]*chainState)}
+	s := newStore(db, "", opts.Logger)
 	if err := s.checkFormat(); err != nil {
 		return nil, err
 	}
+	s.startLoad()
 	return s, nil
+}
+
+// newStore returns a Store on db before its format check; startLoad then
+// makes it fast.
+func newStore(db *pebble.DB, dir string, log *slog.Logger) *Store {
+	return &Store{db: db, dir: dir, log: log, chains: make(map[uuid.UUID]*chainState), ids: newIDFilter()}
+}
+
+// startLoad starts loading the stored record ids into s.ids, in the
+// background: a large store's index takes seconds to read, and appends
+// until then look every id up in Pebble, as they always did.
+func (s *Store) startLoad() {
+	s.stopLoad, s.loadDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.loadDone)
+		if err := s.ids.load(s.db, s.stopLoad); err != nil && !errors.Is(err, errLoadStopped) {
+			s.log.Warn("pebblestore: cannot load the record ids; every append looks its ids up in the database", slog.String("dir", s.dir), slog.Any("error", err))
+		}
+	}()
 }
 
 // checkFormat writes the format marker into an unused keyspace, upgrades a
@@ -99,8 +128,8 @@ func (s *Store) checkFormat() error {
 		switch got {
 		case formatMarker:
 			return nil
-		case formatMarkerV1:
-			return s.upgradeFromV1()
+		case formatMarkerV1, formatMarkerV2:
+			return s.upgrade(got)
 		}
 		return fmt.Errorf("%w: keyspace %q holds %q, this build reads %q", ErrUnsupportedFormat, keyPrefix, got, formatMarker)
 	case !errors.Is(err, pebble.ErrNotFound):
@@ -124,16 +153,18 @@ func (s *Store) checkFormat() error {
 	return nil
 }
 
-// upgradeFromV1 turns a format 1 keyspace into format 2: the new marker
-// and the deletion of the head keys, in one synced batch, before any
-// append. From then on a format 1 build refuses the keyspace rather than
-// read heads that appends no longer update.
-func (s *Store) upgradeFromV1() error {
+// upgrade turns a format 1 or 2 keyspace into format 3: the new marker
+// (and, from format 1, the deletion of the head keys) in one synced batch,
+// before any append. From then on an older build refuses the keyspace
+// rather than misread batch values or trust heads no longer updated.
+func (s *Store) upgrade(from string) error {
 	b := s.db.NewBatch()
 	defer b.Close()
-	heads := []byte{'e', '/', tagHead}
-	if err := b.DeleteRange(heads, prefixEnd(heads), nil); err != nil {
-		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
+	if from == formatMarkerV1 {
+		heads := []byte{'e', '/', tagHead}
+		if err := b.DeleteRange(heads, prefixEnd(heads), nil); err != nil {
+			return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
+		}
 	}
 	if err := b.Set(formatKey, []byte(formatMarker), nil); err != nil {
 		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
@@ -141,7 +172,7 @@ func (s *Store) upgradeFromV1() error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("pebblestore: upgrade format: %w: %w", ErrIO, err)
 	}
-	s.log.Info("pebblestore: evidence keyspace upgraded to format 2 (heads read from the last record of each chain)", "dir", s.dir)
+	s.log.Info("pebblestore: evidence keyspace upgraded to format 3 (a batch's records in one value)", "dir", s.dir, "from", from)
 	return nil
 }
 
@@ -161,6 +192,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.stopLoad != nil {
+		close(s.stopLoad)
+		<-s.loadDone
+	}
 	if s.owned == nil {
 		return nil
 	}

@@ -56,13 +56,17 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
-	// direct is the transport of the client's own http.Client (nil when
-	// the caller gave theirs, HTTPClient): a request goes straight to it,
-	// bounded by timeout through its context, without http.Client's
-	// per-request machinery (a deadline timer, a copy of the headers for
-	// redirects, which the API never answers).
-	direct  http.RoundTripper
-	timeout time.Duration
+	// direct is the client's own HTTP/1.1 transport (direct.go), used
+	// when the caller gave no http.Client (HTTPClient) and the server is
+	// reached in plain HTTP without a proxy; else, when the caller gave
+	// none, transport is the one of the client's own http.Client: a
+	// request goes straight to it, bounded by timeout through its context,
+	// without http.Client's per-request machinery (a deadline timer, a
+	// copy of the headers for redirects, which the API never answers).
+	// Both nil: the caller's http.Client.
+	direct    *direct
+	transport http.RoundTripper
+	timeout   time.Duration
 	// auth is the Authorization header's value, built once from token
 	// (shared by every request: the transport only reads it).
 	auth []string
@@ -109,7 +113,10 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		}
 	}
 	if c.http == own {
-		c.direct, c.timeout = transport, timeout
+		c.timeout = timeout
+		if c.direct = newDirect(u, c.token); c.direct == nil {
+			c.transport = transport
+		}
 	}
 	if c.token != "" {
 		c.auth = []string{"Bearer " + c.token}
@@ -139,30 +146,38 @@ var jsonContentType = []string{"application/json"}
 
 // do sends one request; body nil sends none. out nil discards the answer.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	resp, err := c.send(ctx, method, path, body)
+	answer, err := c.send(ctx, method, path, body)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer answer.Close()
 	if out == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err
+		return discard(answer)
 	}
 	// Read to the end (so the connection goes back to the pool), then
 	// decode from the bytes.
 	buf := answers.Get().(*bytes.Buffer)
 	defer putAnswer(buf)
 	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
+	if _, err := buf.ReadFrom(answer); err != nil {
 		return fmt.Errorf("%w: reading the answer to %s %s: %v", ErrUnreachable, method, path, err)
 	}
-	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+	if err := governance.DecodeJSON(buf.Bytes(), out); err != nil {
 		return fmt.Errorf("%w: reading the answer to %s %s: %v", ErrUnreachable, method, path, err)
 	}
 	return nil
 }
 
-// answers recycles the buffers answers are read into (json.Unmarshal
+// discard reads an answer's body to its end.
+func discard(body io.Reader) error {
+	if c, ok := body.(*conn); ok {
+		return c.discardBody()
+	}
+	_, err := io.Copy(io.Discard, body)
+	return err
+}
+
+// answers recycles the buffers answers are read into (encoding/json
 // copies what it keeps).
 var answers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -172,8 +187,11 @@ func putAnswer(b *bytes.Buffer) {
 	}
 }
 
-// send returns a 2xx response (its body open) or the server's *Error.
-func (c *Client) send(ctx context.Context, method, path string, body any) (*http.Response, error) {
+// send returns a 2xx answer's body, open, or the server's *Error.
+func (c *Client) send(ctx context.Context, method, path string, body any) (io.ReadCloser, error) {
+	if c.direct != nil {
+		return c.sendDirect(ctx, method, path, body)
+	}
 	var rd io.Reader
 	contentType := ""
 	switch b := body.(type) {
@@ -188,7 +206,7 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 		rd, contentType = bytes.NewReader(j), "application/json"
 	}
 	cancel := context.CancelFunc(nil)
-	if c.direct != nil {
+	if c.transport != nil {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
@@ -204,6 +222,11 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 		req.Header["Content-Type"] = jsonContentType
 	default:
 		req.Header.Set("Content-Type", contentType)
+		// A module can be megabytes and a busy server refuses an upload
+		// before it reads the body (upload_busy): asking first, the
+		// refusal arrives before the body is sent, not as a broken pipe
+		// halfway through it.
+		req.Header.Set("Expect", "100-continue")
 	}
 	switch {
 	case c.auth != nil && strings.TrimPrefix(c.auth[0], "Bearer ") == c.token:
@@ -216,14 +239,69 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	if resp.StatusCode/100 == 2 {
-		return resp, nil
+		return resp.Body, nil
 	}
 	defer resp.Body.Close()
-	var eb api.ErrorBody
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&eb); err != nil || eb.Error.Code == "" {
-		return nil, fmt.Errorf("%w: HTTP %d from %s %s without an error body", ErrUnreachable, resp.StatusCode, method, path)
+	return nil, refusal(resp.StatusCode, resp.Body, method, path)
+}
+
+// sendDirect is send through the client's own transport (direct.go).
+func (c *Client) sendDirect(ctx context.Context, method, path string, body any) (io.ReadCloser, error) {
+	req := requests.Get().(*request)
+	defer putRequest(req)
+	var payload []byte
+	contentType := ""
+	switch b := body.(type) {
+	case nil:
+	case moduleBytes:
+		payload, contentType = b, "application/octet-stream"
+	default:
+		// What json.Marshal writes (HTML escaped, raw values compacted),
+		// without its copy and the encoder's newline.
+		req.buf.Reset()
+		if err := req.enc.Encode(body); err != nil {
+			return nil, err
+		}
+		payload, contentType = bytes.TrimSuffix(req.buf.Bytes(), []byte("\n")), "application/json"
 	}
-	return nil, &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message}
+	answer, err := c.direct.exchange(ctx, c.timeout, method, path, contentType, payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s %s: %v", ErrUnreachable, method, c.base+path, err)
+	}
+	if answer.status/100 == 2 {
+		return answer, nil
+	}
+	defer answer.Close()
+	return nil, refusal(answer.status, answer, method, path)
+}
+
+// request is a request body being encoded: a recycled buffer and the
+// encoder that writes into it.
+type request struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var requests = sync.Pool{New: func() any {
+	r := &request{}
+	r.enc = json.NewEncoder(&r.buf)
+	return r
+}}
+
+func putRequest(r *request) {
+	if r.buf.Cap() <= 64<<10 {
+		requests.Put(r)
+	}
+}
+
+// refusal reads a non-2xx answer's error body: the server's *Error, or
+// ErrUnreachable when it has none (not the API answering).
+func refusal(status int, body io.Reader, method, path string) error {
+	var eb api.ErrorBody
+	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&eb); err != nil || eb.Error.Code == "" {
+		return fmt.Errorf("%w: HTTP %d from %s %s without an error body", ErrUnreachable, status, method, path)
+	}
+	return &Error{Status: status, Code: eb.Error.Code, Message: eb.Error.Message}
 }
 
 // roundTrip sends req through the caller's http.Client or, when cancel is
@@ -234,7 +312,7 @@ func (c *Client) roundTrip(req *http.Request, cancel context.CancelFunc) (*http.
 	if cancel == nil {
 		return c.http.Do(req)
 	}
-	resp, err := c.direct.RoundTrip(req)
+	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -256,6 +334,15 @@ func (b *cancelOnClose) Close() error {
 	return err
 }
 
+// taskPath is "/v1/tasks/<task>/<action>", built in one allocation.
+func taskPath(task uuid.UUID, action string) string {
+	var buf [64]byte
+	b := append(buf[:0], "/v1/tasks/"...)
+	b = governance.AppendUUID(b, task)
+	b = append(b, '/')
+	return string(append(b, action...))
+}
+
 // Ready reports whether the server is ready (stores and gates loaded).
 func (c *Client) Ready(ctx context.Context) error { return c.do(ctx, "GET", "/readyz", nil, nil) }
 
@@ -275,7 +362,7 @@ func (c *Client) Tasks(ctx context.Context) ([]api.TaskInfo, error) {
 // and the operations left unfinished.
 func (c *Client) CloseTask(ctx context.Context, task uuid.UUID) (api.ClosedTask, error) {
 	var out api.ClosedTask
-	return out, c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/close", struct{}{}, &out)
+	return out, c.do(ctx, "POST", taskPath(task, "close"), struct{}{}, &out)
 }
 
 // Authorize asks before a tool call. The answer's Decision is allow
@@ -283,7 +370,7 @@ func (c *Client) CloseTask(ctx context.Context, task uuid.UUID) (api.ClosedTask,
 // (Denial) or pending_approval (Wait on AuthorizationID).
 func (c *Client) Authorize(ctx context.Context, task uuid.UUID, req api.AuthorizeRequest) (api.AuthorizeResult, error) {
 	var out api.AuthorizeResult
-	return out, c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/authorize", req, &out)
+	return out, c.do(ctx, "POST", taskPath(task, "authorize"), req, &out)
 }
 
 // Wait long-polls a pending authorization for up to wait (at most
@@ -296,7 +383,7 @@ func (c *Client) Wait(ctx context.Context, authorizationID string, wait time.Dur
 
 // Complete reports the outcome of a permitted call.
 func (c *Client) Complete(ctx context.Context, task uuid.UUID, req api.CompleteRequest) error {
-	return c.do(ctx, "POST", "/v1/tasks/"+task.String()+"/complete", req, nil)
+	return c.do(ctx, "POST", taskPath(task, "complete"), req, nil)
 }
 
 // Approvals lists the approvals waiting for a decision.
@@ -325,12 +412,12 @@ func (c *Client) Certificate(ctx context.Context, id uuid.UUID) (api.Certificate
 
 // ExportChain copies a chain as JSON Lines (what chain verify reads) to w.
 func (c *Client) ExportChain(ctx context.Context, chain uuid.UUID, w io.Writer) error {
-	resp, err := c.send(ctx, "GET", "/v1/chains/"+chain.String(), nil)
+	answer, err := c.send(ctx, "GET", "/v1/chains/"+chain.String(), nil)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	_, err = io.Copy(w, resp.Body)
+	defer answer.Close()
+	_, err = io.Copy(w, answer)
 	return err
 }
 

@@ -55,12 +55,12 @@ func (c *Client) Bundle(ctx context.Context, task uuid.UUID, withCheckpoint bool
 
 // BundleTar copies the bundle folder of a closed task, as a tar archive, to w.
 func (c *Client) BundleTar(ctx context.Context, task uuid.UUID, withCheckpoint bool, w io.Writer) error {
-	resp, err := c.send(ctx, "GET", bundlePath(task, withCheckpoint, "tar"), nil)
+	answer, err := c.send(ctx, "GET", bundlePath(task, withCheckpoint, "tar"), nil)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	_, err = io.Copy(w, resp.Body)
+	defer answer.Close()
+	_, err = io.Copy(w, answer)
 	return err
 }
 

@@ -33,7 +33,7 @@ func TestClient_OwnTransportKeepsTheTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.direct == nil {
+	if c.direct == nil && c.transport == nil {
 		t.Fatal("the default client should send through its own transport")
 	}
 	c.timeout = 100 * time.Millisecond
@@ -51,7 +51,7 @@ func TestClient_OwnTransportKeepsTheTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.direct != nil || c.http != given {
+	if c.direct != nil || c.transport != nil || c.http != given {
 		t.Fatal("a caller's http.Client must be used as given")
 	}
 	if _, err := c.Authorize(context.Background(), uuid.New(), api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "reader"}}); !errors.Is(err, ErrUnreachable) {

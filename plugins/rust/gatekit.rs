@@ -2247,3 +2247,86 @@ fn compile_set(pat: &[char], i0: usize) -> Option<(Option<Tok>, usize)> {
     }
     Some((Some(Tok::Class(Box::new(cls))), next))
 }
+
+#[cfg(test)]
+mod canonical_tests {
+    use super::*;
+
+    /// Every member of an Input, spelt out (Input has no Debug).
+    fn dump(in_: &Input) -> String {
+        let mut s = format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+            in_.gate_id,
+            in_.phase,
+            in_.tool,
+            in_.operation,
+            in_.action,
+            String::from_utf8_lossy(in_.arguments),
+            in_.argument_order,
+            in_.cwd,
+            in_.workspace
+        );
+        for p in &in_.paths {
+            s += &format!(" path({:?} {:?} {:?} {} {:?} {:?} {})", p.arg, p.raw, p.resolved, p.exists, p.kind, p.nearest_existing, p.link);
+        }
+        let c = &in_.context;
+        s += &format!(" ctx({:?} {:?} {:?} {:?} {:?})", c.operation_id, c.run_id, c.agent_name, c.tool_call_id, c.metadata);
+        if let Some(a) = &c.actor {
+            s += &format!(" actor({:?} {:?})", a.kind, a.id);
+        }
+        if let Some(list) = &c.assignments {
+            for a in list {
+                s += &format!(" assignment({:?} {:?} {:?})", a.actor.kind, a.actor.id, a.duty);
+            }
+        }
+        s
+    }
+
+    /// A GateInput with every member, as abi.AppendGateInput writes it.
+    const HOST_DOC: &str = concat!(
+        r#"{"abi_version":1,"gate_id":"g","phase":"check","tool":"bash","operation":"execute_command","action":"ls -la src","#,
+        r#""arguments":{"command":"ls -la src"},"argument_order":["command","x"],"cwd":"/tmp/w","workspace":"/tmp/w\u2028","#,
+        r#""paths":[{"arg":"path","raw":"a/../b","resolved":"/tmp/w/b","exists":false,"kind":"missing","nearest_existing":"/tmp/w","link":true},"#,
+        r#"{"arg":"p2","raw":"x","resolved":"/tmp/w/x","exists":true,"kind":"file","nearest_existing":"/tmp/w/x"}],"#,
+        r#""context":{"operation_id":"op","actor":{"kind":"agent","id":"coder"},"run_id":"r","agent_name":"a","tool_call_id":"t","#,
+        r#""metadata":{"k":"v","é":"\u2028"},"assignments":[{"actor":{"kind":"agent","id":"coder"},"duty":"bash"},"#,
+        r#"{"actor":{"kind":"user","id":"ann"},"duty":"merge"}]}}"#
+    );
+
+    /// The host's layout is read by read_canonical, into the Input
+    /// read_members gives; any other layout is left to read_members.
+    #[test]
+    fn canonical_reader_takes_the_hosts_layout() {
+        let doc = HOST_DOC.as_bytes();
+        let mut fast = Input::default();
+        assert!(read_canonical(doc, &mut fast).is_some(), "the host's layout was not taken");
+        let mut slow = Input::default();
+        assert!(Input::read_members(doc, &mut slow).is_some());
+        assert_eq!(dump(&fast), dump(&slow));
+        assert!(dump(&fast).contains("assignment(\"user\" \"ann\" \"merge\")"), "{}", dump(&fast));
+
+        // The smallest input the host writes: no optional member.
+        let small = br#"{"abi_version":1,"gate_id":"g","phase":"check","tool":"t","arguments":null,"context":{}}"#;
+        let mut fast = Input::default();
+        assert!(read_canonical(small, &mut fast).is_some());
+        let mut slow = Input::default();
+        assert!(Input::read_members(small, &mut slow).is_some());
+        assert_eq!(dump(&fast), dump(&slow));
+
+        // Another layout (whitespace, another order, a repeated member):
+        // not taken, and Input::read gives read_members' Input.
+        for other in [
+            HOST_DOC.replacen(",\"phase\"", ", \"phase\"", 1),
+            HOST_DOC.replacen("\"gate_id\":\"g\",\"phase\":\"check\"", "\"phase\":\"check\",\"gate_id\":\"g\"", 1),
+            HOST_DOC.replacen("\"cwd\":\"/tmp/w\"", "\"cwd\":\"/tmp/w\",\"cwd\":\"/other\"", 1),
+        ] {
+            let mut fast = Input::default();
+            assert!(read_canonical(other.as_bytes(), &mut fast).is_none(), "{}", other);
+            let mut read = Input::default();
+            assert!(Input::read(other.as_bytes(), &mut read));
+            let mut slow = Input::default();
+            assert!(Input::read_members(other.as_bytes(), &mut slow).is_some());
+            assert_eq!(dump(&read), dump(&slow));
+        }
+    }
+}

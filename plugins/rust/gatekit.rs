@@ -2059,12 +2059,16 @@ pub struct Pattern {
     toks: Vec<Tok>,
     never: bool,
     literal: Option<String>,
+    /// The literal text before the one star of a pattern that is only
+    /// that ("ls *", a rule's usual shape): the pattern matches a text
+    /// that starts with it.
+    prefix: Option<String>,
 }
 
 impl Pattern {
     pub fn compile(pattern: &str) -> Pattern {
         let pat: Vec<char> = pattern.chars().collect();
-        let mut p = Pattern { toks: Vec::new(), never: false, literal: None };
+        let mut p = Pattern { toks: Vec::new(), never: false, literal: None, prefix: None };
         let n = pat.len();
         let mut i = 0;
         while i < n {
@@ -2093,6 +2097,16 @@ impl Pattern {
         if p.toks.iter().all(|t| matches!(t, Tok::Lit(_))) {
             p.literal = Some(pattern.to_string());
         }
+        if let Some((Tok::Star, lits)) = p.toks.split_last() {
+            let mut prefix = String::new();
+            for t in lits {
+                match t {
+                    Tok::Lit(c) => prefix.push(*c),
+                    _ => return p,
+                }
+            }
+            p.prefix = Some(prefix);
+        }
         p
     }
 
@@ -2103,6 +2117,9 @@ impl Pattern {
         }
         if let Some(l) = &self.literal {
             return l == text;
+        }
+        if let Some(p) = &self.prefix {
+            return text.starts_with(p.as_str());
         }
         // NB: an ASCII text is matched byte by byte, without a Vec of its
         // chars (a call's usual text: a command line).

@@ -299,6 +299,10 @@ fn fold_rune(r: u32) -> u8 {
 
 /// The folded image of a JSON string literal's body (escapes validated).
 fn fold_json(body: &[u8]) -> Vec<u8> {
+    // NB: a plain ASCII body (the usual command) folds byte by byte.
+    if body.iter().all(|&c| c < 0x80 && c != b'\\') {
+        return body.iter().map(|&c| fold_ascii(c)).collect();
+    }
     let mut dst = Vec::with_capacity(body.len());
     let mut i = 0;
     while i < body.len() {
@@ -475,18 +479,64 @@ struct Span {
     end: usize,
 }
 
+/// A command's tokens: the first TOKS_INLINE in place, the rest (and
+/// then all) in a Vec. Why: a Vec is grown by calls that cost more than
+/// the scan of a short command (docs/performance.md).
+struct Toks {
+    inline: [Span; TOKS_INLINE],
+    n: usize,
+    heap: Vec<Span>,
+}
+
+const TOKS_INLINE: usize = 8;
+
+impl Toks {
+    fn new() -> Toks {
+        Toks { inline: [Span { start: 0, end: 0 }; TOKS_INLINE], n: 0, heap: Vec::new() }
+    }
+
+    fn push(&mut self, s: Span) {
+        if self.heap.is_empty() {
+            if self.n < TOKS_INLINE {
+                self.inline[self.n] = s;
+                self.n += 1;
+                return;
+            }
+            self.heap.extend_from_slice(&self.inline);
+        }
+        self.heap.push(s);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.n == 0 && self.heap.is_empty()
+    }
+
+    fn as_slice(&self) -> &[Span] {
+        if self.heap.is_empty() {
+            &self.inline[..self.n]
+        } else {
+            &self.heap
+        }
+    }
+
+    fn clear(&mut self) {
+        self.n = 0;
+        self.heap.clear();
+    }
+}
+
 /// The token scan: compacts each token (without quotes and backslashes)
 /// in place and checks each command's tokens. b is rewritten.
 fn extended(b: &mut Vec<u8>) -> u16 {
     let mut mask = 0u16;
-    let mut toks: Vec<Span> = Vec::new();
+    let mut toks = Toks::new();
     let mut w = 0;
     let n = b.len();
     let mut i = 0;
     while i <= n {
         if i == n || CLASS[b[i] as usize] & CL_SEP != 0 {
             if !toks.is_empty() {
-                mask |= scan_command(b, &toks);
+                mask |= scan_command(b, toks.as_slice());
             }
             toks.clear();
             i += 1;

@@ -82,7 +82,7 @@ impl Gate for Duties {
     }
 
     fn evaluate(&self, input: &Input) -> Output {
-        let others = match self.incompatible.iter().find(|(d, _)| d.as_str() == input.tool.as_ref()) {
+        let others = match self.incompatible.iter().find(|(d, _)| d.as_str() == input.tool) {
             None => return Output::allow(REASON_UNCONSTRAINED),
             Some((_, o)) => o,
         };
@@ -102,9 +102,9 @@ impl Gate for Duties {
         };
         let mut conflicts: Vec<&str> = Vec::new();
         for a in history {
-            if a.actor.kind == actor.kind && a.actor.id == actor.id && others.iter().any(|o| o.as_str() == a.duty.as_ref()) {
-                if !conflicts.contains(&a.duty.as_ref()) {
-                    conflicts.push(&a.duty);
+            if a.actor.kind == actor.kind && a.actor.id == actor.id && others.iter().any(|o| o.as_str() == a.duty) {
+                if !conflicts.contains(&a.duty) {
+                    conflicts.push(a.duty);
                 }
             }
         }

@@ -663,6 +663,77 @@ impl<'a> Reader<'a> {
 // ---------------------------------------------------------------------------
 // GateInput (abi/README.md §4), decoded as abi.DecodeGateInput does.
 
+/// A string of the GateInput: borrowed from the document, or, when it holds
+/// escapes or invalid UTF-8, decoded into the call's kept strings (keep).
+/// Unlike a Cow it is a copy of two words with nothing to drop: reading a
+/// member is a store.
+pub type Text<'a> = &'a str;
+
+std::thread_local! {
+    /// The strings decoded for the call being read (see keep).
+    static KEPT: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
+}
+
+/// Keeps s until forget_kept and lends it for as long as the document.
+/// NB: sound because the kept strings are only dropped by forget_kept,
+/// which Runtime::evaluate_bytes calls before it reads the next document,
+/// when the previous call's Input is gone; a String's bytes do not move
+/// when the String itself is moved into the list.
+fn keep<'a>(s: String) -> &'a str {
+    let t: &'a str = unsafe { &*(s.as_str() as *const str) };
+    KEPT.with(|k| k.borrow_mut().push(s));
+    t
+}
+
+/// Drops the strings kept for the previous call, and their list (whose
+/// buffer may be in the arena, which the next call reuses).
+fn forget_kept() {
+    let old = KEPT.with(|k| std::mem::take(&mut *k.borrow_mut()));
+    drop(old);
+}
+
+/// The text of a string literal's body that is not plain ASCII.
+#[inline(never)]
+fn decoded<'a>(body: &'a [u8], escaped: bool) -> &'a str {
+    if escaped {
+        return keep(decode_body(body));
+    }
+    match std::str::from_utf8(body) {
+        Ok(s) => s,
+        Err(_) => keep(lossy_string(body)),
+    }
+}
+
+impl<'a> Reader<'a> {
+    /// Reads a GateInput string member: a string, or null (as "").
+    #[inline(never)]
+    fn text_or_null(&mut self) -> Option<Text<'a>> {
+        let start = self.i;
+        if self.peek() == b'"' {
+            let (end, escaped, ascii) = self.scan_string()?;
+            let body = &self.b[start + 1..end - 1];
+            if !escaped && ascii {
+                // NB: ASCII bytes are UTF-8.
+                return Some(unsafe { std::str::from_utf8_unchecked(body) });
+            }
+            return Some(decoded(body, escaped));
+        }
+        if self.literal(b"null") {
+            return Some("");
+        }
+        None
+    }
+
+    /// Reads a GateInput string (not null).
+    #[inline(always)]
+    fn text(&mut self) -> Option<Text<'a>> {
+        if self.peek() != b'"' {
+            return None;
+        }
+        self.text_or_null()
+    }
+}
+
 #[derive(Default, Clone)]
 pub struct PathFact<'a> {
     pub arg: Str<'a>,
@@ -677,40 +748,40 @@ pub struct PathFact<'a> {
 
 #[derive(Default, Clone)]
 pub struct Actor<'a> {
-    pub kind: Str<'a>,
-    pub id: Str<'a>,
+    pub kind: Text<'a>,
+    pub id: Text<'a>,
 }
 
 #[derive(Default)]
 pub struct Assignment<'a> {
     pub actor: Actor<'a>,
-    pub duty: Str<'a>,
+    pub duty: Text<'a>,
 }
 
 #[derive(Default)]
 pub struct Context<'a> {
-    pub operation_id: Str<'a>,
+    pub operation_id: Text<'a>,
     pub actor: Option<Actor<'a>>,
-    pub run_id: Str<'a>,
-    pub agent_name: Str<'a>,
-    pub tool_call_id: Str<'a>,
-    pub metadata: Vec<(Str<'a>, Str<'a>)>,
+    pub run_id: Text<'a>,
+    pub agent_name: Text<'a>,
+    pub tool_call_id: Text<'a>,
+    pub metadata: Vec<(Text<'a>, Text<'a>)>,
     /// None when absent (outside a task).
     pub assignments: Option<Vec<Assignment<'a>>>,
 }
 
 #[derive(Default)]
 pub struct Input<'a> {
-    pub gate_id: Str<'a>,
-    pub phase: Str<'a>,
-    pub tool: Str<'a>,
-    pub operation: Str<'a>,
-    pub action: Str<'a>,
+    pub gate_id: Text<'a>,
+    pub phase: Text<'a>,
+    pub tool: Text<'a>,
+    pub operation: Text<'a>,
+    pub action: Text<'a>,
     /// The raw JSON of the arguments (empty when absent).
     pub arguments: &'a [u8],
-    pub argument_order: Vec<Str<'a>>,
-    pub cwd: Str<'a>,
-    pub workspace: Str<'a>,
+    pub argument_order: Vec<Text<'a>>,
+    pub cwd: Text<'a>,
+    pub workspace: Text<'a>,
     pub paths: Vec<PathFact<'a>>,
     pub context: Context<'a>,
 }
@@ -816,7 +887,7 @@ impl<'a> Reader<'a> {
     /// Opens the container at the reader (open is '{' or '['): Some(true)
     /// when a member or element follows, at it; Some(false) when it is
     /// empty (and closed).
-    fn open(&mut self, open: u8) -> Option<bool> {
+    pub fn open(&mut self, open: u8) -> Option<bool> {
         if self.peek() != open {
             return None;
         }
@@ -837,7 +908,7 @@ impl<'a> Reader<'a> {
 
     /// After a member or element: Some(true) when another follows (the
     /// reader at it), Some(false) at the container's close (consumed).
-    fn next(&mut self, close: u8) -> Option<bool> {
+    pub fn next(&mut self, close: u8) -> Option<bool> {
         self.ws();
         match self.peek() {
             b',' => {
@@ -864,8 +935,8 @@ fn read_actor<'a>(r: &mut Reader<'a>, a: &mut Actor<'a>) -> Option<bool> {
     let mut more = r.open(b'{')?;
     while more {
         match r.member()? {
-            N_KIND => a.kind = r.string_or_null()?,
-            N_ID => a.id = r.string_or_null()?,
+            N_KIND => a.kind = r.text_or_null()?,
+            N_ID => a.id = r.text_or_null()?,
             _ => {
                 r.skip()?;
             }
@@ -882,14 +953,14 @@ fn read_metadata<'a>(r: &mut Reader<'a>, c: &mut Context<'a>) -> Option<()> {
     }
     let mut more = r.open(b'{')?;
     while more {
-        let k = r.string()?;
+        let k = r.text()?;
         r.ws();
         if r.peek() != b':' {
             return None;
         }
         r.i += 1;
         r.ws();
-        let v = r.string_or_null()?;
+        let v = r.text_or_null()?;
         match c.metadata.iter_mut().find(|(mk, _)| *mk == k) {
             Some(m) => m.1 = v,
             None => c.metadata.push((k, v)),
@@ -918,7 +989,7 @@ fn read_assignments<'a>(r: &mut Reader<'a>) -> Option<Option<Vec<Assignment<'a>>
                             a.actor = Actor::default();
                         }
                     }
-                    N_DUTY => a.duty = r.string_or_null()?,
+                    N_DUTY => a.duty = r.text_or_null()?,
                     _ => {
                         r.skip()?;
                     }
@@ -939,10 +1010,10 @@ fn read_context<'a>(r: &mut Reader<'a>, c: &mut Context<'a>) -> Option<()> {
     let mut more = r.open(b'{')?;
     while more {
         match r.member()? {
-            N_OPERATION_ID => c.operation_id = r.string_or_null()?,
-            N_RUN_ID => c.run_id = r.string_or_null()?,
-            N_AGENT_NAME => c.agent_name = r.string_or_null()?,
-            N_TOOL_CALL_ID => c.tool_call_id = r.string_or_null()?,
+            N_OPERATION_ID => c.operation_id = r.text_or_null()?,
+            N_RUN_ID => c.run_id = r.text_or_null()?,
+            N_AGENT_NAME => c.agent_name = r.text_or_null()?,
+            N_TOOL_CALL_ID => c.tool_call_id = r.text_or_null()?,
             N_ACTOR => {
                 let mut a = Actor::default();
                 c.actor = if read_actor(r, &mut a)? { Some(a) } else { None };
@@ -966,11 +1037,11 @@ fn read_path_fact<'a>(r: &mut Reader<'a>, p: &mut PathFact<'a>) -> Option<()> {
     let mut more = r.open(b'{')?;
     while more {
         match r.member()? {
-            N_ARG => p.arg = r.string_or_null()?,
-            N_RAW => p.raw = r.string_or_null()?,
-            N_RESOLVED => p.resolved = r.string_or_null()?,
-            N_KIND => p.kind = r.string_or_null()?,
-            N_NEAREST_EXISTING => p.nearest_existing = r.string_or_null()?,
+            N_ARG => p.arg = Cow::Borrowed(r.text_or_null()?),
+            N_RAW => p.raw = Cow::Borrowed(r.text_or_null()?),
+            N_RESOLVED => p.resolved = Cow::Borrowed(r.text_or_null()?),
+            N_KIND => p.kind = Cow::Borrowed(r.text_or_null()?),
+            N_NEAREST_EXISTING => p.nearest_existing = Cow::Borrowed(r.text_or_null()?),
             N_EXISTS => {
                 if let Some(v) = r.boolean()? {
                     p.exists = v;
@@ -1006,17 +1077,386 @@ fn read_paths<'a>(r: &mut Reader<'a>, paths: &mut Vec<PathFact<'a>>) -> Option<(
 }
 
 #[inline(never)]
-fn read_argument_order<'a>(r: &mut Reader<'a>, order: &mut Vec<Str<'a>>) -> Option<()> {
+fn read_argument_order<'a>(r: &mut Reader<'a>, order: &mut Vec<Text<'a>>) -> Option<()> {
     order.clear();
     if r.literal(b"null") {
         return Some(());
     }
     let mut more = r.open(b'[')?;
     while more {
-        order.push(r.string_or_null()?);
+        order.push(r.text_or_null()?);
         more = r.next(b']')?;
     }
     Some(())
+}
+
+// ---------------------------------------------------------------------------
+// The GateInput as the host writes it.
+//
+// Why: the host writes every GateInput the same way (abi.AppendGateInput:
+// compact, members in one order, each optional member left out when empty),
+// and reading it member by member (read_members) costs a name to scan, to
+// pack and to dispatch, whitespace checks, and a call or more a member: in
+// Wasm under the host's instrumentation that was ~1.4 µs a call for a
+// 440-byte input, more than twice what only validating the same bytes costs.
+// read_canonical expects that layout: the fixed text between the values
+// (`,"tool":`, `},"duty":`, ...) is compared a few bytes at a time against
+// constants, and only the values are scanned. Every byte is still checked:
+// the fixed text is compared, strings are scanned and decoded as
+// Reader::string does, and the arguments are validated by Reader::skip.
+//
+// read_canonical only ever says yes: on the first byte that is not the
+// host's layout (whitespace, another order, a null, an unknown member, a
+// duplicate, a malformed value, ...) it gives up and read_members reads the
+// document from the start; its answer stands. When read_canonical takes a
+// document, it holds each member once, under its plain name, so both
+// readers give the same Input (plugins/builtin/regression_test.go holds the
+// modules to an earlier build of read_members alone).
+
+/// A fixed text of up to 24 bytes as three little-endian words.
+#[derive(Clone, Copy)]
+struct Lit {
+    len: usize,
+    w: [u64; 3],
+}
+
+const fn lit(s: &str) -> Lit {
+    let b = s.as_bytes();
+    assert!(b.len() <= 24);
+    Lit { len: b.len(), w: [name_word(b, 0), name_word(b, 8), name_word(b, 16)] }
+}
+
+const L_START: Lit = lit("{\"abi_version\":");
+const L_GATE_ID: Lit = lit(",\"gate_id\":");
+const L_PHASE: Lit = lit(",\"phase\":");
+const L_TOOL: Lit = lit(",\"tool\":");
+const L_OPERATION: Lit = lit(",\"operation\":");
+const L_ACTION: Lit = lit(",\"action\":");
+const L_ARGUMENTS: Lit = lit(",\"arguments\":");
+const L_ARGUMENT_ORDER: Lit = lit(",\"argument_order\":[");
+const L_CWD: Lit = lit(",\"cwd\":");
+const L_WORKSPACE: Lit = lit(",\"workspace\":");
+const L_PATHS: Lit = lit(",\"paths\":[");
+const L_FACT_ARG: Lit = lit("{\"arg\":");
+const L_FACT_RAW: Lit = lit(",\"raw\":");
+const L_FACT_RESOLVED: Lit = lit(",\"resolved\":");
+const L_FACT_EXISTS: Lit = lit(",\"exists\":");
+const L_FACT_KIND: Lit = lit(",\"kind\":");
+const L_FACT_NEAREST: Lit = lit(",\"nearest_existing\":");
+const L_FACT_LINK: Lit = lit(",\"link\":true}");
+const L_CONTEXT: Lit = lit(",\"context\":{");
+const L_OPERATION_ID: Lit = lit("\"operation_id\":");
+const L_ACTOR: Lit = lit("\"actor\":{\"kind\":");
+const L_ID: Lit = lit(",\"id\":");
+const L_RUN_ID: Lit = lit("\"run_id\":");
+const L_AGENT_NAME: Lit = lit("\"agent_name\":");
+const L_TOOL_CALL_ID: Lit = lit("\"tool_call_id\":");
+const L_METADATA: Lit = lit("\"metadata\":{");
+const L_ASSIGNMENTS: Lit = lit("\"assignments\":[");
+const L_ASSIGNMENT: Lit = lit("{\"actor\":{\"kind\":");
+const L_DUTY: Lit = lit("},\"duty\":");
+
+/// l at b[i], compared byte by byte (the last 24 bytes of a document).
+#[inline(never)]
+#[cold]
+fn lit_at(b: &[u8], i: usize, l: &Lit) -> bool {
+    if i + l.len > b.len() {
+        return false;
+    }
+    for k in 0..l.len {
+        if b[i + k] as u64 != (l.w[k / 8] >> (8 * (k % 8))) & 0xFF {
+            return false;
+        }
+    }
+    true
+}
+
+/// A cursor over a document laid out as the host writes a GateInput.
+struct Canonical<'a> {
+    r: Reader<'a>,
+}
+
+impl<'a> Canonical<'a> {
+    /// Consumes l when the document goes on with it.
+    #[inline(always)]
+    fn at(&mut self, l: Lit) -> bool {
+        let b = self.r.b;
+        let i = self.r.i;
+        if i + 24 <= b.len() {
+            let word = |k: usize| {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&b[i + 8 * k..i + 8 * k + 8]);
+                u64::from_le_bytes(w)
+            };
+            let mask = |n: usize| if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+            let mut k = 0;
+            while 8 * k < l.len {
+                if word(k) & mask(l.len - 8 * k) != l.w[k] {
+                    return false;
+                }
+                k += 1;
+            }
+        } else if !lit_at(b, i, &l) {
+            return false;
+        }
+        self.r.i = i + l.len;
+        true
+    }
+
+    /// Consumes the byte c when it is next.
+    #[inline(always)]
+    fn byte(&mut self, c: u8) -> bool {
+        if self.r.peek() == c {
+            self.r.i += 1;
+            return true;
+        }
+        false
+    }
+
+    /// A string value (not null: the host writes "" for an empty member it
+    /// does not leave out) as Reader::text_or_null reads it.
+    #[inline(always)]
+    fn text(&mut self) -> Option<Text<'a>> {
+        let start = self.r.i;
+        if self.r.peek() != b'"' {
+            return None;
+        }
+        let (end, escaped, ascii) = self.r.scan_string()?;
+        let body = &self.r.b[start + 1..end - 1];
+        if !escaped && ascii {
+            // NB: ASCII bytes are UTF-8.
+            return Some(unsafe { std::str::from_utf8_unchecked(body) });
+        }
+        Some(decoded(body, escaped))
+    }
+
+    /// The member l, when it is next, into *to.
+    #[inline(always)]
+    fn opt_text(&mut self, l: Lit, to: &mut Text<'a>) -> Option<()> {
+        if self.at(l) {
+            *to = self.text()?;
+        }
+        Some(())
+    }
+
+    fn input(&mut self, in_: &mut Input<'a>) -> Option<()> {
+        if !self.at(L_START) {
+            return None;
+        }
+        self.r.number()?;
+        if !self.at(L_GATE_ID) {
+            return None;
+        }
+        in_.gate_id = self.text()?;
+        if !self.at(L_PHASE) {
+            return None;
+        }
+        in_.phase = self.text()?;
+        if !self.at(L_TOOL) {
+            return None;
+        }
+        in_.tool = self.text()?;
+        self.opt_text(L_OPERATION, &mut in_.operation)?;
+        self.opt_text(L_ACTION, &mut in_.action)?;
+        if !self.at(L_ARGUMENTS) {
+            return None;
+        }
+        // NB: read_members skips the arguments from inside the document's
+        // object: the same depth bound.
+        self.r.depth = 1;
+        in_.arguments = self.r.skip()?;
+        if self.at(L_ARGUMENT_ORDER) {
+            loop {
+                in_.argument_order.push(self.text()?);
+                if !self.byte(b',') {
+                    break;
+                }
+            }
+            if !self.byte(b']') {
+                return None;
+            }
+        }
+        self.opt_text(L_CWD, &mut in_.cwd)?;
+        self.opt_text(L_WORKSPACE, &mut in_.workspace)?;
+        if self.at(L_PATHS) {
+            loop {
+                in_.paths.push(self.path_fact()?);
+                if !self.byte(b',') {
+                    break;
+                }
+            }
+            if !self.byte(b']') {
+                return None;
+            }
+        }
+        if !self.at(L_CONTEXT) {
+            return None;
+        }
+        self.context(&mut in_.context)?;
+        if self.byte(b'}') && self.r.i == self.r.b.len() {
+            return Some(());
+        }
+        None
+    }
+
+    #[inline(never)]
+    fn path_fact(&mut self) -> Option<PathFact<'a>> {
+        let mut p = PathFact::default();
+        if !self.at(L_FACT_ARG) {
+            return None;
+        }
+        p.arg = Cow::Borrowed(self.text()?);
+        if !self.at(L_FACT_RAW) {
+            return None;
+        }
+        p.raw = Cow::Borrowed(self.text()?);
+        if !self.at(L_FACT_RESOLVED) {
+            return None;
+        }
+        p.resolved = Cow::Borrowed(self.text()?);
+        if !self.at(L_FACT_EXISTS) {
+            return None;
+        }
+        p.exists = match self.r.boolean()? {
+            Some(v) => v,
+            None => return None,
+        };
+        if !self.at(L_FACT_KIND) {
+            return None;
+        }
+        p.kind = Cow::Borrowed(self.text()?);
+        if !self.at(L_FACT_NEAREST) {
+            return None;
+        }
+        p.nearest_existing = Cow::Borrowed(self.text()?);
+        if self.at(L_FACT_LINK) {
+            p.link = true;
+            return Some(p);
+        }
+        if !self.byte(b'}') {
+            return None;
+        }
+        Some(p)
+    }
+
+    /// The members of the context object after its '{', and its '}'. The
+    /// host writes each present member after a comma, but the first.
+    fn context(&mut self, c: &mut Context<'a>) -> Option<()> {
+        if self.byte(b'}') {
+            return Some(());
+        }
+        let mut first = true;
+        // NB: each step below is taken at most once, in the host's order.
+        let mut step = 0;
+        loop {
+            if !first && !self.byte(b',') {
+                break;
+            }
+            first = false;
+            if step <= 0 && self.at(L_OPERATION_ID) {
+                c.operation_id = self.text()?;
+                step = 1;
+            } else if step <= 1 && self.at(L_ACTOR) {
+                let kind = self.text()?;
+                if !self.at(L_ID) {
+                    return None;
+                }
+                let id = self.text()?;
+                if !self.byte(b'}') {
+                    return None;
+                }
+                c.actor = Some(Actor { kind, id });
+                step = 2;
+            } else if step <= 2 && self.at(L_RUN_ID) {
+                c.run_id = self.text()?;
+                step = 3;
+            } else if step <= 3 && self.at(L_AGENT_NAME) {
+                c.agent_name = self.text()?;
+                step = 4;
+            } else if step <= 4 && self.at(L_TOOL_CALL_ID) {
+                c.tool_call_id = self.text()?;
+                step = 5;
+            } else if step <= 5 && self.at(L_METADATA) {
+                self.metadata(c)?;
+                step = 6;
+            } else if step <= 6 && self.at(L_ASSIGNMENTS) {
+                self.assignments(c)?;
+                step = 7;
+            } else {
+                return None;
+            }
+        }
+        if self.byte(b'}') {
+            return Some(());
+        }
+        None
+    }
+
+    #[inline(never)]
+    fn metadata(&mut self, c: &mut Context<'a>) -> Option<()> {
+        if self.byte(b'}') {
+            return Some(());
+        }
+        loop {
+            let k = self.text()?;
+            if !self.byte(b':') {
+                return None;
+            }
+            let v = self.text()?;
+            // NB: the host writes each key once, but a key may be spelt
+            // twice (escaped): the last value wins, in the first's place.
+            match c.metadata.iter_mut().find(|(mk, _)| *mk == k) {
+                Some(m) => m.1 = v,
+                None => c.metadata.push((k, v)),
+            }
+            if !self.byte(b',') {
+                break;
+            }
+        }
+        if self.byte(b'}') {
+            return Some(());
+        }
+        None
+    }
+
+    #[inline(never)]
+    fn assignments(&mut self, c: &mut Context<'a>) -> Option<()> {
+        let mut list: Vec<Assignment<'a>> = Vec::new();
+        if !self.byte(b']') {
+            loop {
+                if !self.at(L_ASSIGNMENT) {
+                    return None;
+                }
+                let kind = self.text()?;
+                if !self.at(L_ID) {
+                    return None;
+                }
+                let id = self.text()?;
+                if !self.at(L_DUTY) {
+                    return None;
+                }
+                let duty = self.text()?;
+                if !self.byte(b'}') {
+                    return None;
+                }
+                list.push(Assignment { actor: Actor { kind, id }, duty });
+                if !self.byte(b',') {
+                    break;
+                }
+            }
+            if !self.byte(b']') {
+                return None;
+            }
+        }
+        c.assignments = Some(list);
+        Some(())
+    }
+}
+
+/// Reads b into in_ (a default Input) when it is laid out as the host
+/// writes a GateInput; None otherwise (then in_ is not to be used).
+fn read_canonical<'a>(b: &'a [u8], in_: &mut Input<'a>) -> Option<()> {
+    Canonical { r: Reader::new(b) }.input(in_)
 }
 
 impl<'a> Input<'a> {
@@ -1038,9 +1478,16 @@ impl<'a> Input<'a> {
     /// NB: in place: an Input is a few hundred bytes, and a move of it is
     /// a memcpy call in Wasm.
     pub fn read(b: &'a [u8], in_: &mut Input<'a>) -> bool {
+        if read_canonical(b, in_).is_some() {
+            return true;
+        }
+        // NB: the document is not laid out as the host writes it: the
+        // member reader decides, from a fresh Input.
+        *in_ = Input::default();
         Input::read_members(b, in_).is_some()
     }
 
+    #[inline(never)]
     fn read_members(b: &'a [u8], in_: &mut Input<'a>) -> Option<()> {
         let mut r = Reader::new(b);
         r.ws();
@@ -1050,13 +1497,13 @@ impl<'a> Input<'a> {
         let mut more = r.open(b'{')?;
         while more {
             match r.member()? {
-                N_GATE_ID => in_.gate_id = r.string_or_null()?,
-                N_PHASE => in_.phase = r.string_or_null()?,
-                N_TOOL => in_.tool = r.string_or_null()?,
-                N_OPERATION => in_.operation = r.string_or_null()?,
-                N_ACTION => in_.action = r.string_or_null()?,
-                N_CWD => in_.cwd = r.string_or_null()?,
-                N_WORKSPACE => in_.workspace = r.string_or_null()?,
+                N_GATE_ID => in_.gate_id = r.text_or_null()?,
+                N_PHASE => in_.phase = r.text_or_null()?,
+                N_TOOL => in_.tool = r.text_or_null()?,
+                N_OPERATION => in_.operation = r.text_or_null()?,
+                N_ACTION => in_.action = r.text_or_null()?,
+                N_CWD => in_.cwd = r.text_or_null()?,
+                N_WORKSPACE => in_.workspace = r.text_or_null()?,
                 N_ARGUMENTS => in_.arguments = r.skip()?,
                 N_ARGUMENT_ORDER => read_argument_order(&mut r, &mut in_.argument_order)?,
                 N_PATHS => read_paths(&mut r, &mut in_.paths)?,
@@ -1105,20 +1552,26 @@ impl Output {
 
     /// Appends the GateOutput JSON, in abi.AppendGateOutput's field order.
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        let fields = [
+            (&b",\"detail\":"[..], &self.detail),
+            (&b",\"message\":"[..], &self.message),
+            (&b",\"matched_rule\":"[..], &self.matched_rule),
+            (&b",\"deny_message\":"[..], &self.deny_message),
+        ];
+        // NB: room for the whole answer when nothing needs escaping, so
+        // that the appends below do not grow the buffer one by one.
+        let mut room = 64 + self.reason_code.len();
+        for (_, v) in fields {
+            room += 20 + v.len();
+        }
+        out.reserve(room);
         out.extend_from_slice(b"{\"decision\":");
         write_string(out, self.decision);
         out.extend_from_slice(b",\"reason_code\":");
         write_string(out, &self.reason_code);
-        for (name, v) in [
-            ("detail", &self.detail),
-            ("message", &self.message),
-            ("matched_rule", &self.matched_rule),
-            ("deny_message", &self.deny_message),
-        ] {
+        for (name, v) in fields {
             if !v.is_empty() {
-                out.extend_from_slice(b",\"");
-                out.extend_from_slice(name.as_bytes());
-                out.extend_from_slice(b"\":");
+                out.extend_from_slice(name);
                 write_string(out, v);
             }
         }
@@ -1126,21 +1579,63 @@ impl Output {
     }
 }
 
+/// The bytes of x (little-endian) that a JSON string must escape: below
+/// 0x20, '"' and '\\', each marked by its high bit; as special_mask, only
+/// the lowest mark is exact.
+#[inline(always)]
+fn escape_mask(x: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let ctl = x.wrapping_sub(LO * 0x20) & !x & HI;
+    let q = x ^ (LO * b'"' as u64);
+    let quote = q.wrapping_sub(LO) & !q & HI;
+    let e = x ^ (LO * b'\\' as u64);
+    let esc = e.wrapping_sub(LO) & !e & HI;
+    ctl | quote | esc
+}
+
 /// Appends s as a JSON string: quotes, backslashes and control characters
-/// escaped.
+/// escaped. The runs between them are appended whole (found eight bytes
+/// at a time): most texts of an answer have nothing to escape.
 pub fn write_string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = s.as_bytes();
     out.push(b'"');
-    for &c in s.as_bytes() {
-        match c {
+    let mut run = 0; // the start of the bytes not yet appended
+    let mut i = 0;
+    loop {
+        // To the next byte to escape (the lowest mark is exact), or the end.
+        loop {
+            if i + 8 <= b.len() {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&b[i..i + 8]);
+                let m = escape_mask(u64::from_le_bytes(w));
+                if m == 0 {
+                    i += 8;
+                    continue;
+                }
+                i += (m.trailing_zeros() / 8) as usize;
+                break;
+            }
+            while i < b.len() && !matches!(b[i], 0..=0x1f | b'"' | b'\\') {
+                i += 1;
+            }
+            break;
+        }
+        out.extend_from_slice(&b[run..i]);
+        if i == b.len() {
+            break;
+        }
+        match b[i] {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\t' => out.extend_from_slice(b"\\t"),
             b'\r' => out.extend_from_slice(b"\\r"),
-            c if c < 0x20 => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]),
-            c => out.push(c),
+            c => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]),
         }
+        i += 1;
+        run = i;
     }
     out.push(b'"');
 }
@@ -1380,6 +1875,7 @@ impl<G: Gate> Runtime<G> {
         if self.gate.is_none() && !self.configure_bytes(b"{}") {
             return self.answer(&Output::deny("sdk.unregistered"));
         }
+        forget_kept();
         arena_begin();
         let mut in_ = Input::default();
         let v = match self.gate.as_ref() {
@@ -1563,12 +2059,16 @@ pub struct Pattern {
     toks: Vec<Tok>,
     never: bool,
     literal: Option<String>,
+    /// The literal text before the one star of a pattern that is only
+    /// that ("ls *", a rule's usual shape): the pattern matches a text
+    /// that starts with it.
+    prefix: Option<String>,
 }
 
 impl Pattern {
     pub fn compile(pattern: &str) -> Pattern {
         let pat: Vec<char> = pattern.chars().collect();
-        let mut p = Pattern { toks: Vec::new(), never: false, literal: None };
+        let mut p = Pattern { toks: Vec::new(), never: false, literal: None, prefix: None };
         let n = pat.len();
         let mut i = 0;
         while i < n {
@@ -1597,6 +2097,16 @@ impl Pattern {
         if p.toks.iter().all(|t| matches!(t, Tok::Lit(_))) {
             p.literal = Some(pattern.to_string());
         }
+        if let Some((Tok::Star, lits)) = p.toks.split_last() {
+            let mut prefix = String::new();
+            for t in lits {
+                match t {
+                    Tok::Lit(c) => prefix.push(*c),
+                    _ => return p,
+                }
+            }
+            p.prefix = Some(prefix);
+        }
         p
     }
 
@@ -1608,7 +2118,22 @@ impl Pattern {
         if let Some(l) = &self.literal {
             return l == text;
         }
+        if let Some(p) = &self.prefix {
+            return text.starts_with(p.as_str());
+        }
+        // NB: an ASCII text is matched byte by byte, without a Vec of its
+        // chars (a call's usual text: a command line).
+        if text.is_ascii() {
+            let b = text.as_bytes();
+            return self.run(b.len(), |k| b[k] as char);
+        }
         let t: Vec<char> = text.chars().collect();
+        self.run(t.len(), |k| t[k])
+    }
+
+    /// The match of the text of n chars, the k-th being at(k).
+    #[inline(always)]
+    fn run<F: Fn(usize) -> char>(&self, n: usize, at: F) -> bool {
         let toks = &self.toks;
         let (mut ti, mut pos) = (0usize, 0usize);
         let (mut star_ti, mut star_pos): (Option<usize>, usize) = (None, 0);
@@ -1620,8 +2145,8 @@ impl Pattern {
                     ti += 1;
                     continue;
                 }
-                if pos < t.len() {
-                    let r = t[pos];
+                if pos < n {
+                    let r = at(pos);
                     let ok = match &toks[ti] {
                         Tok::Lit(c) => *c == r,
                         Tok::Any => true,
@@ -1634,11 +2159,11 @@ impl Pattern {
                         continue;
                     }
                 }
-            } else if pos == t.len() || star_ti.map(|s| s + 1 == toks.len()).unwrap_or(false) {
+            } else if pos == n || star_ti.map(|s| s + 1 == toks.len()).unwrap_or(false) {
                 return true;
             }
             match star_ti {
-                Some(s) if star_pos < t.len() => {
+                Some(s) if star_pos < n => {
                     star_pos += 1;
                     ti = s + 1;
                     pos = star_pos;
@@ -1738,4 +2263,87 @@ fn compile_set(pat: &[char], i0: usize) -> Option<(Option<Tok>, usize)> {
         cls.runes.push(this.0);
     }
     Some((Some(Tok::Class(Box::new(cls))), next))
+}
+
+#[cfg(test)]
+mod canonical_tests {
+    use super::*;
+
+    /// Every member of an Input, spelt out (Input has no Debug).
+    fn dump(in_: &Input) -> String {
+        let mut s = format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+            in_.gate_id,
+            in_.phase,
+            in_.tool,
+            in_.operation,
+            in_.action,
+            String::from_utf8_lossy(in_.arguments),
+            in_.argument_order,
+            in_.cwd,
+            in_.workspace
+        );
+        for p in &in_.paths {
+            s += &format!(" path({:?} {:?} {:?} {} {:?} {:?} {})", p.arg, p.raw, p.resolved, p.exists, p.kind, p.nearest_existing, p.link);
+        }
+        let c = &in_.context;
+        s += &format!(" ctx({:?} {:?} {:?} {:?} {:?})", c.operation_id, c.run_id, c.agent_name, c.tool_call_id, c.metadata);
+        if let Some(a) = &c.actor {
+            s += &format!(" actor({:?} {:?})", a.kind, a.id);
+        }
+        if let Some(list) = &c.assignments {
+            for a in list {
+                s += &format!(" assignment({:?} {:?} {:?})", a.actor.kind, a.actor.id, a.duty);
+            }
+        }
+        s
+    }
+
+    /// A GateInput with every member, as abi.AppendGateInput writes it.
+    const HOST_DOC: &str = concat!(
+        r#"{"abi_version":1,"gate_id":"g","phase":"check","tool":"bash","operation":"execute_command","action":"ls -la src","#,
+        r#""arguments":{"command":"ls -la src"},"argument_order":["command","x"],"cwd":"/tmp/w","workspace":"/tmp/w\u2028","#,
+        r#""paths":[{"arg":"path","raw":"a/../b","resolved":"/tmp/w/b","exists":false,"kind":"missing","nearest_existing":"/tmp/w","link":true},"#,
+        r#"{"arg":"p2","raw":"x","resolved":"/tmp/w/x","exists":true,"kind":"file","nearest_existing":"/tmp/w/x"}],"#,
+        r#""context":{"operation_id":"op","actor":{"kind":"agent","id":"coder"},"run_id":"r","agent_name":"a","tool_call_id":"t","#,
+        r#""metadata":{"k":"v","é":"\u2028"},"assignments":[{"actor":{"kind":"agent","id":"coder"},"duty":"bash"},"#,
+        r#"{"actor":{"kind":"user","id":"ann"},"duty":"merge"}]}}"#
+    );
+
+    /// The host's layout is read by read_canonical, into the Input
+    /// read_members gives; any other layout is left to read_members.
+    #[test]
+    fn canonical_reader_takes_the_hosts_layout() {
+        let doc = HOST_DOC.as_bytes();
+        let mut fast = Input::default();
+        assert!(read_canonical(doc, &mut fast).is_some(), "the host's layout was not taken");
+        let mut slow = Input::default();
+        assert!(Input::read_members(doc, &mut slow).is_some());
+        assert_eq!(dump(&fast), dump(&slow));
+        assert!(dump(&fast).contains("assignment(\"user\" \"ann\" \"merge\")"), "{}", dump(&fast));
+
+        // The smallest input the host writes: no optional member.
+        let small = br#"{"abi_version":1,"gate_id":"g","phase":"check","tool":"t","arguments":null,"context":{}}"#;
+        let mut fast = Input::default();
+        assert!(read_canonical(small, &mut fast).is_some());
+        let mut slow = Input::default();
+        assert!(Input::read_members(small, &mut slow).is_some());
+        assert_eq!(dump(&fast), dump(&slow));
+
+        // Another layout (whitespace, another order, a repeated member):
+        // not taken, and Input::read gives read_members' Input.
+        for other in [
+            HOST_DOC.replacen(",\"phase\"", ", \"phase\"", 1),
+            HOST_DOC.replacen("\"gate_id\":\"g\",\"phase\":\"check\"", "\"phase\":\"check\",\"gate_id\":\"g\"", 1),
+            HOST_DOC.replacen("\"cwd\":\"/tmp/w\"", "\"cwd\":\"/tmp/w\",\"cwd\":\"/other\"", 1),
+        ] {
+            let mut fast = Input::default();
+            assert!(read_canonical(other.as_bytes(), &mut fast).is_none(), "{}", other);
+            let mut read = Input::default();
+            assert!(Input::read(other.as_bytes(), &mut read));
+            let mut slow = Input::default();
+            assert!(Input::read_members(other.as_bytes(), &mut slow).is_some());
+            assert_eq!(dump(&read), dump(&slow));
+        }
+    }
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/govhost/govhost/api"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/host"
 	"github.com/govhost/govhost/internal/wasmfixtures"
 )
 
@@ -107,6 +108,11 @@ func TestCLI_ThroughARunningServe(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "gates"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "gates", "redact.wasm"), wasmfixtures.Bytes("toolgate.wasm"), 0o644))
+	// NB: the 3.4 MB Go-built module compiles in seconds, but under -race on
+	// a loaded machine its first compile has outlasted serve's LoadTimeout
+	// (gate.load_timeout): compiled into the package's shared cache first,
+	// the upload finds it there, as a second upload would.
+	compileIntoTestCache(t, wasmfixtures.Bytes("toolgate.wasm"))
 	file := filepath.Join(dir, "policy.json")
 	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(cliPolicy, "VERSION", "7", 1)), 0o644))
 	put := decodeSummary(t, cli("policy", "put", "--data", data, "--file", file))
@@ -167,4 +173,16 @@ func TestCLI_ThroughARunningServe(t *testing.T) {
 	code, _, stderr = runChild(t, "grant", "exception", "--data", data, "--task", open.TaskID.String(), "--gate", "g", "--tool", "t", "--reason", "r", "--for", "1m")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, stderr, "no govhost serve runs on")
+}
+
+// compileIntoTestCache loads wasm once through a host on the package's
+// shared compilation cache (the one every served test uses).
+func compileIntoTestCache(t *testing.T, wasm []byte) {
+	t.Helper()
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig().WithCompilationCacheDir(testCacheDir))
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	_, err = h.Load(ctx, wasm, host.AnyDigest)
+	require.NoError(t, err)
 }

@@ -222,10 +222,12 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (io.Re
 		req.Header["Content-Type"] = jsonContentType
 	default:
 		req.Header.Set("Content-Type", contentType)
-		// A module can be megabytes and a busy server refuses an upload
-		// before it reads the body (upload_busy): asking first, the
-		// refusal arrives before the body is sent, not as a broken pipe
-		// halfway through it.
+	}
+	if req.ContentLength > maxInlineBody {
+		// As the own transport does (maxInlineBody): a busy server refuses
+		// an upload before it reads the body (upload_busy), so a large body
+		// asks first and a refusal arrives before it is sent, not as a
+		// broken pipe halfway through it.
 		req.Header.Set("Expect", "100-continue")
 	}
 	switch {

@@ -184,7 +184,9 @@ func (d *direct) exchange(ctx context.Context, timeout time.Duration, method, pa
 	}
 }
 
-// maxInlineBody is the largest body copied behind its head (one write).
+// maxInlineBody is the largest body copied behind its head (one write);
+// a larger one (a gate module) asks "Expect: 100-continue" and is sent on
+// the server's go-ahead, through either transport.
 const maxInlineBody = 64 << 10
 
 // requestHead is a request's head (and small body) being written.

@@ -20,7 +20,14 @@ import (
 // through a large body, and the bytes never cross the wire. The server
 // here answers after the request's head and then counts every byte that
 // still arrives until the client hangs up.
+// Both transports: the client's own, and net/http's (a caller's
+// http.Client).
 func TestUploadModule_RefusedBeforeTheBodyIsSent(t *testing.T) {
+	t.Run("own", func(t *testing.T) { uploadToARefusingServer(t) })
+	t.Run("nethttp", func(t *testing.T) { uploadToARefusingServer(t, HTTPClient(&http.Client{})) })
+}
+
+func uploadToARefusingServer(t *testing.T, opts ...Option) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +60,7 @@ func TestUploadModule_RefusedBeforeTheBodyIsSent(t *testing.T) {
 		done <- seen{expect: req.Header.Get("Expect"), after: n, err: err}
 	}()
 
-	c, err := New("http://"+ln.Addr().String(), Token("t"))
+	c, err := New("http://"+ln.Addr().String(), append([]Option{Token("t")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,6 +132,7 @@ func (s *Store) enterForAppend() error {
 			return err
 		}
 	}
+	s.loadIDs()
 	return nil
 }
 

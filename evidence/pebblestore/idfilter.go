@@ -25,7 +25,7 @@ import (
 // It is a bloom filter in generations: ids are added to the newest, which
 // is replaced by one twice its size when full, and a lookup asks every
 // generation. It holds every id of the store once load (the scan of the
-// id index started by Open or New) has finished, and every id appended
+// id index started by the store's first append) has finished, and every id appended
 // since the filter was made, which is before the store's first append: so
 // "absent" is exact once loaded. Until then, and once the store holds more
 // ids than maxFilteredIDs (the filter then frees its memory and stays

@@ -75,9 +75,11 @@ func TestIDFilter_SwitchesOffPastItsLimit(t *testing.T) {
 	require.False(t, f.absent(uuid.New()))
 }
 
-// waitLoaded waits until s has loaded its stored record ids.
+// waitLoaded starts s's load of its stored record ids, as its first
+// append would, and waits until it is done.
 func waitLoaded(t *testing.T, s *Store) {
 	t.Helper()
+	s.loadIDs()
 	select {
 	case <-s.loadDone:
 	case <-time.After(time.Minute):
@@ -136,6 +138,7 @@ func TestStore_CloseDuringLoad(t *testing.T) {
 	for range 5 {
 		s, err := Open(dir, Options{BallastSize: -1})
 		require.NoError(t, err)
+		s.loadIDs()
 		require.NoError(t, s.Close())
 	}
 	s, err := Open(dir, Options{BallastSize: -1})
@@ -143,4 +146,27 @@ func TestStore_CloseDuringLoad(t *testing.T) {
 	defer s.Close()
 	waitLoaded(t, s)
 	require.False(t, s.ids.absent(recs[29_999].RecordID))
+}
+
+// A store that is only read never scans its id index: the load starts at
+// the first append.
+func TestStore_IDFilterLoadsAtTheFirstAppend(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openTest(t, Options{})
+	storetest.Fill(t, s, 2)
+	require.NoError(t, s.Close())
+
+	s, err := Open(dir, Options{BallastSize: -1})
+	require.NoError(t, err)
+	defer s.Close()
+	ids, err := s.Chains(ctx, uuid.Nil, 10)
+	require.NoError(t, err)
+	require.NotEmpty(t, ids)
+	recs, err := s.Read(ctx, ids[0], 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	require.Nil(t, s.loadDone, "reads start no load")
+	_, err = s.Append(ctx, storetest.Next(t, governance.EmptyHead, uuid.New()))
+	require.NoError(t, err)
+	require.NotNil(t, s.loadDone, "the first append starts it")
 }

@@ -87,7 +87,6 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		_ = db.Close()
 		return nil, err
 	}
-	s.startLoad()
 	return s, nil
 }
 

@@ -38,10 +38,11 @@ type Store struct {
 	fenced atomic.Pointer[error]
 
 	// ids spares the duplicate-id check its Pebble lookups for ids the
-	// store certainly does not hold (idfilter.go). Its load runs from Open
-	// or New until it has read the id index, or until Close closes
-	// stopLoad; loadDone is closed when it has returned.
+	// store certainly does not hold (idfilter.go). Its load starts at the
+	// first append (loadIDs) and runs until it has read the id index, or
+	// until Close closes stopLoad; loadDone is closed when it has returned.
 	ids      *idFilter
+	loadOnce sync.Once
 	stopLoad chan struct{}
 	loadDone chan struct{}
 
@@ -93,7 +94,6 @@ func New(db *pebble.DB, opts Options) (*Store, error) {
 	if err := s.checkFormat(); err != nil {
 		return nil, err
 	}
-	s.startLoad()
 	return s, nil
 }
 
@@ -102,6 +102,12 @@ func New(db *pebble.DB, opts Options) (*Store, error) {
 func newStore(db *pebble.DB, dir string, log *slog.Logger) *Store {
 	return &Store{db: db, dir: dir, log: log, chains: make(map[uuid.UUID]*chainState), ids: newIDFilter()}
 }
+
+// loadIDs starts the id filter's load, once, at the first append: a
+// process that only reads the store (a short command exporting a chain or
+// verifying a certificate) never scans the id index. The caller holds the
+// close lock shared, so Close cannot run meanwhile.
+func (s *Store) loadIDs() { s.loadOnce.Do(s.startLoad) }
 
 // startLoad starts loading the stored record ids into s.ids, in the
 // background: a large store's index takes seconds to read, and appends

@@ -47,3 +47,38 @@ var jsonDecoders = sync.Pool{New: func() any {
 // maxReusedDocument bounds the buffer a recycled decoder keeps (it grows
 // to the largest document it read).
 const maxReusedDocument = 64 << 10
+
+// JSONBuffer is a recycled buffer with a json.Encoder writing into it
+// (the encoding side of DecodeJSON): a request or response body
+// encoded without the encoder and buffer json.Marshal allocates for each.
+// The bytes.Buffer is the body; Release recycles both.
+type JSONBuffer struct {
+	bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonBuffers = sync.Pool{New: func() any {
+	b := &JSONBuffer{}
+	b.enc = json.NewEncoder(&b.Buffer)
+	return b
+}}
+
+// GetJSONBuffer returns an empty recycled JSONBuffer whose Encode escapes
+// HTML as json.Marshal does when escapeHTML is set.
+func GetJSONBuffer(escapeHTML bool) *JSONBuffer {
+	b := jsonBuffers.Get().(*JSONBuffer)
+	b.Reset()
+	b.enc.SetEscapeHTML(escapeHTML)
+	return b
+}
+
+// Encode appends v's JSON and a newline (json.Encoder's).
+func (b *JSONBuffer) Encode(v any) error { return b.enc.Encode(v) }
+
+// Release recycles b (not one grown past maxReusedDocument, left to the
+// collector); b and its bytes must not be used after it.
+func (b *JSONBuffer) Release() {
+	if b.Cap() <= maxReusedDocument {
+		jsonBuffers.Put(b)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,43 +14,22 @@ import (
 	"github.com/govhost/govhost/governance"
 )
 
-// answer is a response body being written: a recycled buffer and the
-// encoder that writes into it.
-type answer struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var answers = sync.Pool{New: func() any {
-	a := &answer{}
-	a.enc = json.NewEncoder(&a.buf)
-	a.enc.SetEscapeHTML(false)
-	return a
-}}
-
-// maxPooledAnswer bounds the buffers kept for reuse (a chain export or a
-// bundle is left to the collector).
-const maxPooledAnswer = 64 << 10
-
 // writeJSON writes v as the response body, in one write. The hot
 // routes' bodies, whose shape is fixed, are written without reflection
 // (appendAuthorizeResult, appendCompleted); everything else through one
 // reused encoder.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	a := answers.Get().(*answer)
-	a.buf.Reset()
+	a := governance.GetJSONBuffer(false)
+	defer a.Release()
 	switch v := v.(type) {
 	case api.AuthorizeResult:
-		a.buf.Write(appendAuthorizeResult(a.buf.AvailableBuffer(), &v))
+		a.Write(appendAuthorizeResult(a.AvailableBuffer(), &v))
 	case api.Completed:
-		a.buf.Write(appendCompleted(a.buf.AvailableBuffer(), &v))
+		a.Write(appendCompleted(a.AvailableBuffer(), &v))
 	default:
-		_ = a.enc.Encode(v)
+		_ = a.Encode(v)
 	}
-	writeBody(w, status, a.buf.Bytes())
-	if a.buf.Cap() <= maxPooledAnswer {
-		answers.Put(a)
-	}
+	writeBody(w, status, a.Bytes())
 }
 
 // writeBody writes a JSON body that is ready, in one Write: net/http then

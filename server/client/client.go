@@ -249,8 +249,6 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (io.Re
 
 // sendDirect is send through the client's own transport (direct.go).
 func (c *Client) sendDirect(ctx context.Context, method, path string, body any) (io.ReadCloser, error) {
-	req := requests.Get().(*request)
-	defer putRequest(req)
 	var payload []byte
 	contentType := ""
 	switch b := body.(type) {
@@ -260,11 +258,12 @@ func (c *Client) sendDirect(ctx context.Context, method, path string, body any) 
 	default:
 		// What json.Marshal writes (HTML escaped, raw values compacted),
 		// without its copy and the encoder's newline.
-		req.buf.Reset()
-		if err := req.enc.Encode(body); err != nil {
+		req := governance.GetJSONBuffer(true)
+		defer req.Release()
+		if err := req.Encode(body); err != nil {
 			return nil, err
 		}
-		payload, contentType = bytes.TrimSuffix(req.buf.Bytes(), []byte("\n")), "application/json"
+		payload, contentType = bytes.TrimSuffix(req.Bytes(), []byte("\n")), "application/json"
 	}
 	answer, err := c.direct.exchange(ctx, c.timeout, method, path, contentType, payload)
 	if err != nil {
@@ -275,25 +274,6 @@ func (c *Client) sendDirect(ctx context.Context, method, path string, body any) 
 	}
 	defer answer.Close()
 	return nil, refusal(answer.status, answer, method, path)
-}
-
-// request is a request body being encoded: a recycled buffer and the
-// encoder that writes into it.
-type request struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var requests = sync.Pool{New: func() any {
-	r := &request{}
-	r.enc = json.NewEncoder(&r.buf)
-	return r
-}}
-
-func putRequest(r *request) {
-	if r.buf.Cap() <= 64<<10 {
-		requests.Put(r)
-	}
 }
 
 // refusal reads a non-2xx answer's error body: the server's *Error, or

@@ -8,7 +8,7 @@
 #[path = "gatekit.rs"]
 mod gatekit;
 
-use gatekit::{Gate, Input, Output};
+use gatekit::{Answer, Gate, Input, Output};
 
 const REASON_ALLOWED: &str = "destructive.none";
 const REASON_NO_COMMAND: &str = "destructive.no_command";
@@ -68,7 +68,11 @@ const RULE_FAMILY: [usize; 10] = [
     FAM_BLOCK,
 ];
 
-struct Destructive;
+struct Destructive {
+    /// The allows, encoded once.
+    allowed: Vec<u8>,
+    no_command: Vec<u8>,
+}
 
 impl Gate for Destructive {
     /// No options: only an empty object is accepted.
@@ -81,32 +85,32 @@ impl Gate for Destructive {
             r.skip().map(|_| ())
         })?;
         if members == 0 && r.at_end() {
-            Some(Destructive)
+            Some(Destructive { allowed: Output::allow(REASON_ALLOWED).encode(), no_command: Output::allow(REASON_NO_COMMAND).encode() })
         } else {
             None
         }
     }
 
-    fn evaluate(&self, input: &Input) -> Output {
+    fn evaluate(&self, input: &Input) -> Answer<'_> {
         let val = match lookup_key(input.arguments, b"command") {
-            None => return invalid(input, "arguments are not a JSON object"),
-            Some(None) => return Output::allow(REASON_NO_COMMAND),
+            None => return invalid(input, "arguments are not a JSON object").into(),
+            Some(None) => return Answer::Encoded(&self.no_command),
             Some(Some(v)) => v,
         };
         if val.len() < 2 || val[0] != b'"' {
-            return invalid(input, "command is not a string");
+            return invalid(input, "command is not a string").into();
         }
         let body = &val[1..val.len() - 1];
         let (fam, rule) = classify_folded(fold_json(body));
         if fam == FAM_NONE {
-            return Output::allow(REASON_ALLOWED);
+            return Answer::Encoded(&self.allowed);
         }
         let cmd = gatekit::decode_body(body);
         let mut o = Output::deny(FAMILY_CODES[fam]);
         o.detail = format!("Blocked destructive command: {}{}", cmd, DETAIL_SUFFIX);
         o.message = denied_message(&input.tool);
         o.matched_rule = rule.to_string();
-        o
+        o.into()
     }
 }
 

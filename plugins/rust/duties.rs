@@ -8,7 +8,7 @@
 #[path = "gatekit.rs"]
 mod gatekit;
 
-use gatekit::{Gate, Input, Output, Reader};
+use gatekit::{Answer, Gate, Input, Output, Reader};
 
 const REASON_SEPARATE: &str = "duties.separate";
 const REASON_UNCONSTRAINED: &str = "duties.unconstrained";
@@ -19,6 +19,9 @@ const REASON_NO_HISTORY: &str = "duties.no_history";
 struct Duties {
     /// duty → the duties incompatible with it.
     incompatible: Vec<(String, Vec<String>)>,
+    /// The allows, encoded once.
+    separate: Vec<u8>,
+    unconstrained: Vec<u8>,
 }
 
 /// Reads {"incompatible": {duty: [duty, ...]}} as encoding/json decodes it
@@ -78,17 +81,21 @@ impl Gate for Duties {
                 return None;
             }
         }
-        Some(Duties { incompatible: map })
+        Some(Duties {
+            incompatible: map,
+            separate: Output::allow(REASON_SEPARATE).encode(),
+            unconstrained: Output::allow(REASON_UNCONSTRAINED).encode(),
+        })
     }
 
-    fn evaluate(&self, input: &Input) -> Output {
+    fn evaluate(&self, input: &Input) -> Answer<'_> {
         let others = match self.incompatible.iter().find(|(d, _)| d.as_str() == input.tool) {
-            None => return Output::allow(REASON_UNCONSTRAINED),
+            None => return Answer::Encoded(&self.unconstrained),
             Some((_, o)) => o,
         };
         let actor = match &input.context.actor {
             Some(a) if !a.kind.is_empty() && !a.id.is_empty() => a,
-            _ => return deny(&input.tool, REASON_NO_ACTOR, "no actor: separation of duties cannot be checked".to_string()),
+            _ => return deny(&input.tool, REASON_NO_ACTOR, "no actor: separation of duties cannot be checked".to_string()).into(),
         };
         let history = match &input.context.assignments {
             None => {
@@ -97,6 +104,7 @@ impl Gate for Duties {
                     REASON_NO_HISTORY,
                     "no duty history from the host: separation of duties cannot be checked".to_string(),
                 )
+                .into()
             }
             Some(h) => h,
         };
@@ -120,13 +128,14 @@ impl Gate for Duties {
                     conflicts.join(", "),
                     input.tool
                 ),
-            );
+            )
+            .into();
         }
-        Output::allow(REASON_SEPARATE)
+        Answer::Encoded(&self.separate)
     }
 }
 
-fn deny(tool: &str, reason: &str, detail: String) -> Output {
+fn deny(tool: &str, reason: &'static str, detail: String) -> Output {
     let mut o = Output::deny(reason);
     o.detail = detail;
     o.message = format!("permission denied: {} is not allowed for this actor (separation of duties)", tool);

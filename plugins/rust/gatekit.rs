@@ -216,6 +216,106 @@ pub fn decode_body(body: &[u8]) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// The eight bytes at b[i..i + 8] as a little-endian word; i + 8 <=
+/// b.len() is the caller's to ensure.
+#[inline(always)]
+fn word_at(b: &[u8], i: usize) -> u64 {
+    debug_assert!(i + 8 <= b.len());
+    // NB: unchecked: every caller has compared i + 8 with b.len() already,
+    // and a bounds check a word is a compare and a branch more in Wasm.
+    u64::from_le(unsafe { (b.as_ptr().add(i) as *const u64).read_unaligned() })
+}
+
+/// The word of the bytes from b[i] to the end of b (fewer than eight, b
+/// at least eight long), zero above them: a zero byte is a control
+/// byte, which special_mask marks.
+#[inline(always)]
+fn tail_word(b: &[u8], i: usize) -> u64 {
+    word_at(b, b.len() - 8) >> (8 * (i + 8 - b.len()))
+}
+
+/// Scans the string literal whose quote is b[i] and returns its end (one
+/// past the closing quote), whether it holds escapes, and whether its body
+/// is all ASCII; None when it is not closed or holds a control byte or a
+/// malformed escape. Eight bytes at a time to the first byte that is not
+/// plain (most strings of a GateInput are short and have no escape); the
+/// last word of the document is read back from its end. Out of line: one
+/// copy of the loop serves every string the readers meet (inlined at each
+/// member it was ~20 KB of each module, and no faster).
+#[inline(never)]
+fn scan_str(b: &[u8], i: usize) -> Option<(usize, bool, bool)> {
+    let mut j = i + 1;
+    let (mut escaped, mut ascii) = (false, true);
+    loop {
+        let w = if j + 8 <= b.len() {
+            word_at(b, j)
+        } else if b.len() >= 8 && j < b.len() {
+            tail_word(b, j)
+        } else {
+            return scan_str_short(b, j, escaped, ascii);
+        };
+        let m = special_mask(w);
+        if m == 0 {
+            j += 8;
+            continue;
+        }
+        j += (m.trailing_zeros() / 8) as usize;
+        if j >= b.len() {
+            return None;
+        }
+        let c = b[j];
+        if c == b'"' {
+            return Some((j + 1, escaped, ascii));
+        }
+        if c == b'\\' {
+            escaped = true;
+            j += escape_len(b, j)?;
+            continue;
+        }
+        if c < 0x20 {
+            return None;
+        }
+        ascii = false; // c >= 0x80
+        j += 1;
+    }
+}
+
+/// The bytes of the escape at b[j] == '\\' (None when malformed).
+#[inline(never)]
+fn escape_len(b: &[u8], j: usize) -> Option<usize> {
+    match *b.get(j + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(2),
+        b'u' => {
+            hex4(b, j + 2)?;
+            Some(6)
+        }
+        _ => None,
+    }
+}
+
+/// scan_str from b[j] in a document shorter than eight bytes, or past
+/// its end: byte by byte.
+#[cold]
+#[inline(never)]
+fn scan_str_short(b: &[u8], mut j: usize, mut escaped: bool, mut ascii: bool) -> Option<(usize, bool, bool)> {
+    loop {
+        let c = *b.get(j)?;
+        if PLAIN[c as usize] {
+            j += 1;
+        } else if c == b'"' {
+            return Some((j + 1, escaped, ascii));
+        } else if c == b'\\' {
+            escaped = true;
+            j += escape_len(b, j)?;
+        } else if c < 0x20 {
+            return None;
+        } else {
+            ascii = false;
+            j += 1;
+        }
+    }
+}
+
 impl<'a> Reader<'a> {
     pub fn new(b: &'a [u8]) -> Reader<'a> {
         Reader { b, i: 0, depth: 0 }
@@ -274,54 +374,9 @@ impl<'a> Reader<'a> {
         if self.peek() != b'"' {
             return None;
         }
-        let b = self.b;
-        let mut j = self.i + 1;
-        let (mut escaped, mut ascii) = (false, true);
-        loop {
-            // NB: eight bytes at a time to the first one that is not plain
-            // (most strings of a GateInput are short and have no escape),
-            // one at a time in the last seven bytes of the document.
-            if j + 8 <= b.len() {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(&b[j..j + 8]);
-                let m = special_mask(u64::from_le_bytes(w));
-                if m == 0 {
-                    j += 8;
-                    continue;
-                }
-                j += (m.trailing_zeros() / 8) as usize;
-            } else {
-                while j < b.len() && PLAIN[b[j] as usize] {
-                    j += 1;
-                }
-                if j >= b.len() {
-                    return None;
-                }
-            }
-            let c = b[j];
-            if c == b'"' {
-                self.i = j + 1;
-                return Some((j + 1, escaped, ascii));
-            }
-            if c == b'\\' {
-                escaped = true;
-                let e = *b.get(j + 1)?;
-                match e {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
-                    b'u' => {
-                        hex4(b, j + 2)?;
-                        j += 6;
-                    }
-                    _ => return None,
-                }
-                continue;
-            }
-            if c < 0x20 {
-                return None;
-            }
-            ascii = false; // c >= 0x80
-            j += 1;
-        }
+        let s = scan_str(self.b, self.i)?;
+        self.i = s.0;
+        Some(s)
     }
 
     /// Reads a string value: borrowed from the document unless it holds
@@ -1113,50 +1168,61 @@ fn read_argument_order<'a>(r: &mut Reader<'a>, order: &mut Vec<Text<'a>>) -> Opt
 // readers give the same Input (plugins/builtin/regression_test.go holds the
 // modules to an earlier build of read_members alone).
 
-/// A fixed text of up to 24 bytes as three little-endian words.
-#[derive(Clone, Copy)]
+/// A fixed text of up to 24 bytes as three little-endian words, each with
+/// the mask of the text's bytes in it.
 struct Lit {
     len: usize,
     w: [u64; 3],
+    m: [u64; 3],
 }
 
 const fn lit(s: &str) -> Lit {
     let b = s.as_bytes();
     assert!(b.len() <= 24);
-    Lit { len: b.len(), w: [name_word(b, 0), name_word(b, 8), name_word(b, 16)] }
+    let mut m = [0u64; 3];
+    let mut k = 0;
+    while k < 3 {
+        let n = if b.len() > 8 * k { b.len() - 8 * k } else { 0 };
+        m[k] = if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        k += 1;
+    }
+    Lit { len: b.len(), w: [name_word(b, 0), name_word(b, 8), name_word(b, 16)], m }
 }
 
-const L_START: Lit = lit("{\"abi_version\":");
-const L_GATE_ID: Lit = lit(",\"gate_id\":");
-const L_PHASE: Lit = lit(",\"phase\":");
-const L_TOOL: Lit = lit(",\"tool\":");
-const L_OPERATION: Lit = lit(",\"operation\":");
-const L_ACTION: Lit = lit(",\"action\":");
-const L_ARGUMENTS: Lit = lit(",\"arguments\":");
-const L_ARGUMENT_ORDER: Lit = lit(",\"argument_order\":[");
-const L_CWD: Lit = lit(",\"cwd\":");
-const L_WORKSPACE: Lit = lit(",\"workspace\":");
-const L_PATHS: Lit = lit(",\"paths\":[");
-const L_FACT_ARG: Lit = lit("{\"arg\":");
-const L_FACT_RAW: Lit = lit(",\"raw\":");
-const L_FACT_RESOLVED: Lit = lit(",\"resolved\":");
-const L_FACT_EXISTS: Lit = lit(",\"exists\":");
-const L_FACT_KIND: Lit = lit(",\"kind\":");
-const L_FACT_NEAREST: Lit = lit(",\"nearest_existing\":");
-const L_FACT_LINK: Lit = lit(",\"link\":true}");
-const L_CONTEXT: Lit = lit(",\"context\":{");
-const L_OPERATION_ID: Lit = lit("\"operation_id\":");
-const L_ACTOR: Lit = lit("\"actor\":{\"kind\":");
-const L_ID: Lit = lit(",\"id\":");
-const L_RUN_ID: Lit = lit("\"run_id\":");
-const L_AGENT_NAME: Lit = lit("\"agent_name\":");
-const L_TOOL_CALL_ID: Lit = lit("\"tool_call_id\":");
-const L_METADATA: Lit = lit("\"metadata\":{");
-const L_ASSIGNMENTS: Lit = lit("\"assignments\":[");
-const L_ASSIGNMENT: Lit = lit("{\"actor\":{\"kind\":");
-const L_DUTY: Lit = lit("},\"duty\":");
+// NB: statics, not consts: a Lit is passed by its address, not copied to
+// the stack at each use.
+static L_START: Lit = lit("{\"abi_version\":");
+static L_GATE_ID: Lit = lit(",\"gate_id\":");
+static L_PHASE: Lit = lit(",\"phase\":");
+static L_TOOL: Lit = lit(",\"tool\":");
+static L_OPERATION: Lit = lit(",\"operation\":");
+static L_ACTION: Lit = lit(",\"action\":");
+static L_ARGUMENTS: Lit = lit(",\"arguments\":");
+static L_ARGUMENT_ORDER: Lit = lit(",\"argument_order\":[");
+static L_CWD: Lit = lit(",\"cwd\":");
+static L_WORKSPACE: Lit = lit(",\"workspace\":");
+static L_PATHS: Lit = lit(",\"paths\":[");
+static L_FACT_ARG: Lit = lit("{\"arg\":");
+static L_FACT_RAW: Lit = lit(",\"raw\":");
+static L_FACT_RESOLVED: Lit = lit(",\"resolved\":");
+static L_FACT_EXISTS: Lit = lit(",\"exists\":");
+static L_FACT_KIND: Lit = lit(",\"kind\":");
+static L_FACT_NEAREST: Lit = lit(",\"nearest_existing\":");
+static L_FACT_LINK: Lit = lit(",\"link\":true}");
+static L_CONTEXT: Lit = lit(",\"context\":{");
+static L_OPERATION_ID: Lit = lit("\"operation_id\":");
+static L_ACTOR: Lit = lit("\"actor\":{\"kind\":");
+static L_ID: Lit = lit(",\"id\":");
+static L_RUN_ID: Lit = lit("\"run_id\":");
+static L_AGENT_NAME: Lit = lit("\"agent_name\":");
+static L_TOOL_CALL_ID: Lit = lit("\"tool_call_id\":");
+static L_METADATA: Lit = lit("\"metadata\":{");
+static L_ASSIGNMENTS: Lit = lit("\"assignments\":[");
+static L_ASSIGNMENT: Lit = lit("{\"actor\":{\"kind\":");
+static L_DUTY: Lit = lit("},\"duty\":");
 
-/// l at b[i], compared byte by byte (the last 24 bytes of a document).
+/// l at b[i], compared byte by byte (near the end of a document, where
+/// the words l spans are not all in it).
 #[inline(never)]
 #[cold]
 fn lit_at(b: &[u8], i: usize, l: &Lit) -> bool {
@@ -1171,43 +1237,43 @@ fn lit_at(b: &[u8], i: usize, l: &Lit) -> bool {
     true
 }
 
-/// A cursor over a document laid out as the host writes a GateInput.
+/// A cursor over a document laid out as the host writes a GateInput. It
+/// is a pair of locals: no function it is lent to is out of line, so that
+/// the position stays in a register (a Reader lent to a call lives in
+/// memory, and each step of it is a load and a store).
 struct Canonical<'a> {
-    r: Reader<'a>,
+    b: &'a [u8],
+    i: usize,
 }
 
 impl<'a> Canonical<'a> {
     /// Consumes l when the document goes on with it.
     #[inline(always)]
-    fn at(&mut self, l: Lit) -> bool {
-        let b = self.r.b;
-        let i = self.r.i;
-        if i + 24 <= b.len() {
-            let word = |k: usize| {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(&b[i + 8 * k..i + 8 * k + 8]);
-                u64::from_le_bytes(w)
-            };
-            let mask = |n: usize| if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
-            let mut k = 0;
-            while 8 * k < l.len {
-                if word(k) & mask(l.len - 8 * k) != l.w[k] {
-                    return false;
-                }
-                k += 1;
+    fn at(&mut self, l: &'static Lit) -> bool {
+        let (b, i) = (self.b, self.i);
+        let words = (l.len + 7) / 8;
+        if i + 8 * words <= b.len() {
+            if word_at(b, i) & l.m[0] != l.w[0] {
+                return false;
             }
-        } else if !lit_at(b, i, &l) {
+            if words > 1 && word_at(b, i + 8) & l.m[1] != l.w[1] {
+                return false;
+            }
+            if words > 2 && word_at(b, i + 16) & l.m[2] != l.w[2] {
+                return false;
+            }
+        } else if !lit_at(b, i, l) {
             return false;
         }
-        self.r.i = i + l.len;
+        self.i = i + l.len;
         true
     }
 
     /// Consumes the byte c when it is next.
     #[inline(always)]
     fn byte(&mut self, c: u8) -> bool {
-        if self.r.peek() == c {
-            self.r.i += 1;
+        if self.i < self.b.len() && self.b[self.i] == c {
+            self.i += 1;
             return true;
         }
         false
@@ -1217,12 +1283,14 @@ impl<'a> Canonical<'a> {
     /// does not leave out) as Reader::text_or_null reads it.
     #[inline(always)]
     fn text(&mut self) -> Option<Text<'a>> {
-        let start = self.r.i;
-        if self.r.peek() != b'"' {
+        let (b, i) = (self.b, self.i);
+        if i >= b.len() || b[i] != b'"' {
             return None;
         }
-        let (end, escaped, ascii) = self.r.scan_string()?;
-        let body = &self.r.b[start + 1..end - 1];
+        let (end, escaped, ascii) = scan_str(b, i)?;
+        self.i = end;
+        // NB: i + 1 <= end - 1 <= b.len(): scan_str found the closing quote.
+        let body = unsafe { b.get_unchecked(i + 1..end - 1) };
         if !escaped && ascii {
             // NB: ASCII bytes are UTF-8.
             return Some(unsafe { std::str::from_utf8_unchecked(body) });
@@ -1232,40 +1300,68 @@ impl<'a> Canonical<'a> {
 
     /// The member l, when it is next, into *to.
     #[inline(always)]
-    fn opt_text(&mut self, l: Lit, to: &mut Text<'a>) -> Option<()> {
+    fn opt_text(&mut self, l: &'static Lit, to: &mut Text<'a>) -> Option<()> {
         if self.at(l) {
             *to = self.text()?;
         }
         Some(())
     }
 
+    /// Consumes the member name l of an object whose members the host
+    /// writes each after a comma but the first; *first tells whether one
+    /// was read.
+    #[inline(always)]
+    fn member(&mut self, first: &mut bool, l: &'static Lit) -> bool {
+        let save = self.i;
+        if !*first && !self.byte(b',') {
+            return false;
+        }
+        if self.at(l) {
+            *first = false;
+            return true;
+        }
+        self.i = save;
+        false
+    }
+
     fn input(&mut self, in_: &mut Input<'a>) -> Option<()> {
-        if !self.at(L_START) {
+        if !self.at(&L_START) {
             return None;
         }
-        self.r.number()?;
-        if !self.at(L_GATE_ID) {
+        // abi_version: one digit in the host's documents.
+        let (b, i) = (self.b, self.i);
+        if i + 1 < b.len() && b[i].wrapping_sub(b'0') < 10 && b[i + 1] == b',' {
+            self.i = i + 1;
+        } else {
+            let mut r = Reader::new(b);
+            r.i = i;
+            r.number()?;
+            self.i = r.i;
+        }
+        if !self.at(&L_GATE_ID) {
             return None;
         }
         in_.gate_id = self.text()?;
-        if !self.at(L_PHASE) {
+        if !self.at(&L_PHASE) {
             return None;
         }
         in_.phase = self.text()?;
-        if !self.at(L_TOOL) {
+        if !self.at(&L_TOOL) {
             return None;
         }
         in_.tool = self.text()?;
-        self.opt_text(L_OPERATION, &mut in_.operation)?;
-        self.opt_text(L_ACTION, &mut in_.action)?;
-        if !self.at(L_ARGUMENTS) {
+        self.opt_text(&L_OPERATION, &mut in_.operation)?;
+        self.opt_text(&L_ACTION, &mut in_.action)?;
+        if !self.at(&L_ARGUMENTS) {
             return None;
         }
         // NB: read_members skips the arguments from inside the document's
         // object: the same depth bound.
-        self.r.depth = 1;
-        in_.arguments = self.r.skip()?;
-        if self.at(L_ARGUMENT_ORDER) {
+        let mut r = Reader { b: self.b, i: self.i, depth: 1 };
+        in_.arguments = r.skip()?;
+        self.i = r.i;
+        if self.at(&L_ARGUMENT_ORDER) {
+            in_.argument_order.reserve(4);
             loop {
                 in_.argument_order.push(self.text()?);
                 if !self.byte(b',') {
@@ -1276,11 +1372,12 @@ impl<'a> Canonical<'a> {
                 return None;
             }
         }
-        self.opt_text(L_CWD, &mut in_.cwd)?;
-        self.opt_text(L_WORKSPACE, &mut in_.workspace)?;
-        if self.at(L_PATHS) {
+        self.opt_text(&L_CWD, &mut in_.cwd)?;
+        self.opt_text(&L_WORKSPACE, &mut in_.workspace)?;
+        if self.at(&L_PATHS) {
             loop {
-                in_.paths.push(self.path_fact()?);
+                in_.paths.push(PathFact::default());
+                self.i = canonical_path_fact(self.b, self.i, in_.paths.last_mut()?)?;
                 if !self.byte(b',') {
                     break;
                 }
@@ -1289,174 +1386,168 @@ impl<'a> Canonical<'a> {
                 return None;
             }
         }
-        if !self.at(L_CONTEXT) {
+        if !self.at(&L_CONTEXT) {
             return None;
         }
         self.context(&mut in_.context)?;
-        if self.byte(b'}') && self.r.i == self.r.b.len() {
+        if self.byte(b'}') && self.i == self.b.len() {
             return Some(());
         }
         None
     }
 
-    #[inline(never)]
-    fn path_fact(&mut self) -> Option<PathFact<'a>> {
-        let mut p = PathFact::default();
-        if !self.at(L_FACT_ARG) {
-            return None;
-        }
-        p.arg = Cow::Borrowed(self.text()?);
-        if !self.at(L_FACT_RAW) {
-            return None;
-        }
-        p.raw = Cow::Borrowed(self.text()?);
-        if !self.at(L_FACT_RESOLVED) {
-            return None;
-        }
-        p.resolved = Cow::Borrowed(self.text()?);
-        if !self.at(L_FACT_EXISTS) {
-            return None;
-        }
-        p.exists = match self.r.boolean()? {
-            Some(v) => v,
-            None => return None,
-        };
-        if !self.at(L_FACT_KIND) {
-            return None;
-        }
-        p.kind = Cow::Borrowed(self.text()?);
-        if !self.at(L_FACT_NEAREST) {
-            return None;
-        }
-        p.nearest_existing = Cow::Borrowed(self.text()?);
-        if self.at(L_FACT_LINK) {
-            p.link = true;
-            return Some(p);
-        }
-        if !self.byte(b'}') {
-            return None;
-        }
-        Some(p)
-    }
-
-    /// The members of the context object after its '{', and its '}'. The
-    /// host writes each present member after a comma, but the first.
+    /// The members of the context object after its '{', and its '}', in
+    /// the host's order, each at most once.
+    #[inline(always)]
     fn context(&mut self, c: &mut Context<'a>) -> Option<()> {
-        if self.byte(b'}') {
-            return Some(());
-        }
         let mut first = true;
-        // NB: each step below is taken at most once, in the host's order.
-        let mut step = 0;
-        loop {
-            if !first && !self.byte(b',') {
-                break;
-            }
-            first = false;
-            if step <= 0 && self.at(L_OPERATION_ID) {
-                c.operation_id = self.text()?;
-                step = 1;
-            } else if step <= 1 && self.at(L_ACTOR) {
-                let kind = self.text()?;
-                if !self.at(L_ID) {
-                    return None;
-                }
-                let id = self.text()?;
-                if !self.byte(b'}') {
-                    return None;
-                }
-                c.actor = Some(Actor { kind, id });
-                step = 2;
-            } else if step <= 2 && self.at(L_RUN_ID) {
-                c.run_id = self.text()?;
-                step = 3;
-            } else if step <= 3 && self.at(L_AGENT_NAME) {
-                c.agent_name = self.text()?;
-                step = 4;
-            } else if step <= 4 && self.at(L_TOOL_CALL_ID) {
-                c.tool_call_id = self.text()?;
-                step = 5;
-            } else if step <= 5 && self.at(L_METADATA) {
-                self.metadata(c)?;
-                step = 6;
-            } else if step <= 6 && self.at(L_ASSIGNMENTS) {
-                self.assignments(c)?;
-                step = 7;
-            } else {
+        if self.member(&mut first, &L_OPERATION_ID) {
+            c.operation_id = self.text()?;
+        }
+        if self.member(&mut first, &L_ACTOR) {
+            let kind = self.text()?;
+            if !self.at(&L_ID) {
                 return None;
             }
+            let id = self.text()?;
+            if !self.byte(b'}') {
+                return None;
+            }
+            c.actor = Some(Actor { kind, id });
+        }
+        if self.member(&mut first, &L_RUN_ID) {
+            c.run_id = self.text()?;
+        }
+        if self.member(&mut first, &L_AGENT_NAME) {
+            c.agent_name = self.text()?;
+        }
+        if self.member(&mut first, &L_TOOL_CALL_ID) {
+            c.tool_call_id = self.text()?;
+        }
+        if self.member(&mut first, &L_METADATA) {
+            self.i = canonical_metadata(self.b, self.i, c)?;
+        }
+        if self.member(&mut first, &L_ASSIGNMENTS) {
+            self.i = canonical_assignments(self.b, self.i, c)?;
         }
         if self.byte(b'}') {
             return Some(());
         }
         None
     }
+}
 
-    #[inline(never)]
-    fn metadata(&mut self, c: &mut Context<'a>) -> Option<()> {
-        if self.byte(b'}') {
-            return Some(());
+/// A path fact at b[i] into *p; the position after it.
+#[inline(never)]
+fn canonical_path_fact<'a>(b: &'a [u8], i: usize, p: &mut PathFact<'a>) -> Option<usize> {
+    let mut c = Canonical { b, i };
+    if !c.at(&L_FACT_ARG) {
+        return None;
+    }
+    p.arg = Cow::Borrowed(c.text()?);
+    if !c.at(&L_FACT_RAW) {
+        return None;
+    }
+    p.raw = Cow::Borrowed(c.text()?);
+    if !c.at(&L_FACT_RESOLVED) {
+        return None;
+    }
+    p.resolved = Cow::Borrowed(c.text()?);
+    if !c.at(&L_FACT_EXISTS) {
+        return None;
+    }
+    let mut r = Reader { b, i: c.i, depth: 0 };
+    p.exists = r.boolean()??;
+    c.i = r.i;
+    if !c.at(&L_FACT_KIND) {
+        return None;
+    }
+    p.kind = Cow::Borrowed(c.text()?);
+    if !c.at(&L_FACT_NEAREST) {
+        return None;
+    }
+    p.nearest_existing = Cow::Borrowed(c.text()?);
+    if c.at(&L_FACT_LINK) {
+        p.link = true;
+        return Some(c.i);
+    }
+    if !c.byte(b'}') {
+        return None;
+    }
+    Some(c.i)
+}
+
+/// The metadata object's members after its '{', and its '}'; the position
+/// after it.
+#[inline(never)]
+fn canonical_metadata<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> Option<usize> {
+    let mut c = Canonical { b, i };
+    if c.byte(b'}') {
+        return Some(c.i);
+    }
+    loop {
+        let k = c.text()?;
+        if !c.byte(b':') {
+            return None;
         }
+        let v = c.text()?;
+        // NB: the host writes each key once, but a key may be spelt
+        // twice (escaped): the last value wins, in the first's place.
+        match ctx.metadata.iter_mut().find(|(mk, _)| *mk == k) {
+            Some(m) => m.1 = v,
+            None => ctx.metadata.push((k, v)),
+        }
+        if !c.byte(b',') {
+            break;
+        }
+    }
+    if c.byte(b'}') {
+        return Some(c.i);
+    }
+    None
+}
+
+/// The assignments array's elements after its '[', and its ']'; the
+/// position after it.
+#[inline(never)]
+fn canonical_assignments<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> Option<usize> {
+    let mut c = Canonical { b, i };
+    let mut list: Vec<Assignment<'a>> = Vec::new();
+    if !c.byte(b']') {
+        list.reserve(4);
         loop {
-            let k = self.text()?;
-            if !self.byte(b':') {
+            if !c.at(&L_ASSIGNMENT) {
                 return None;
             }
-            let v = self.text()?;
-            // NB: the host writes each key once, but a key may be spelt
-            // twice (escaped): the last value wins, in the first's place.
-            match c.metadata.iter_mut().find(|(mk, _)| *mk == k) {
-                Some(m) => m.1 = v,
-                None => c.metadata.push((k, v)),
+            let kind = c.text()?;
+            if !c.at(&L_ID) {
+                return None;
             }
-            if !self.byte(b',') {
+            let id = c.text()?;
+            if !c.at(&L_DUTY) {
+                return None;
+            }
+            let duty = c.text()?;
+            if !c.byte(b'}') {
+                return None;
+            }
+            list.push(Assignment { actor: Actor { kind, id }, duty });
+            if !c.byte(b',') {
                 break;
             }
         }
-        if self.byte(b'}') {
-            return Some(());
+        if !c.byte(b']') {
+            return None;
         }
-        None
     }
-
-    #[inline(never)]
-    fn assignments(&mut self, c: &mut Context<'a>) -> Option<()> {
-        let mut list: Vec<Assignment<'a>> = Vec::new();
-        if !self.byte(b']') {
-            loop {
-                if !self.at(L_ASSIGNMENT) {
-                    return None;
-                }
-                let kind = self.text()?;
-                if !self.at(L_ID) {
-                    return None;
-                }
-                let id = self.text()?;
-                if !self.at(L_DUTY) {
-                    return None;
-                }
-                let duty = self.text()?;
-                if !self.byte(b'}') {
-                    return None;
-                }
-                list.push(Assignment { actor: Actor { kind, id }, duty });
-                if !self.byte(b',') {
-                    break;
-                }
-            }
-            if !self.byte(b']') {
-                return None;
-            }
-        }
-        c.assignments = Some(list);
-        Some(())
-    }
+    ctx.assignments = Some(list);
+    Some(c.i)
 }
 
 /// Reads b into in_ (a default Input) when it is laid out as the host
 /// writes a GateInput; None otherwise (then in_ is not to be used).
 fn read_canonical<'a>(b: &'a [u8], in_: &mut Input<'a>) -> Option<()> {
-    Canonical { r: Reader::new(b) }.input(in_)
+    Canonical { b, i: 0 }.input(in_)
 }
 
 impl<'a> Input<'a> {
@@ -1528,7 +1619,7 @@ impl<'a> Input<'a> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Output {
     pub decision: &'static str,
-    pub reason_code: String,
+    pub reason_code: &'static str,
     pub detail: String,
     pub message: String,
     pub matched_rule: String,
@@ -1540,14 +1631,21 @@ pub const DENY: &str = "deny";
 pub const REQUIRE_APPROVAL: &str = "require_approval";
 
 impl Output {
-    pub fn new(decision: &'static str, reason_code: &str) -> Output {
-        Output { decision, reason_code: reason_code.to_string(), ..Output::default() }
+    pub fn new(decision: &'static str, reason_code: &'static str) -> Output {
+        Output { decision, reason_code, ..Output::default() }
     }
-    pub fn allow(reason_code: &str) -> Output {
+    pub fn allow(reason_code: &'static str) -> Output {
         Output::new(ALLOW, reason_code)
     }
-    pub fn deny(reason_code: &str) -> Output {
+    pub fn deny(reason_code: &'static str) -> Output {
         Output::new(DENY, reason_code)
+    }
+
+    /// The GateOutput JSON, for an answer a gate encodes once (Answer).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        out
     }
 
     /// Appends the GateOutput JSON, in abi.AppendGateOutput's field order.
@@ -1568,7 +1666,7 @@ impl Output {
         out.extend_from_slice(b"{\"decision\":");
         write_string(out, self.decision);
         out.extend_from_slice(b",\"reason_code\":");
-        write_string(out, &self.reason_code);
+        write_string(out, self.reason_code);
         for (name, v) in fields {
             if !v.is_empty() {
                 out.extend_from_slice(name);
@@ -1576,6 +1674,22 @@ impl Output {
             }
         }
         out.push(b'}');
+    }
+}
+
+/// A gate's answer to one call: an Output to encode, or a GateOutput
+/// encoded once (Output::encode, at configuration), which the runtime
+/// copies as it is. Why: a gate's usual answer is the same text call after
+/// call (an allow and its reason code, or the rule that allowed it), and
+/// building and encoding it was a tenth of a call (docs/performance.md).
+pub enum Answer<'g> {
+    Out(Output),
+    Encoded(&'g [u8]),
+}
+
+impl From<Output> for Answer<'_> {
+    fn from(o: Output) -> Self {
+        Answer::Out(o)
     }
 }
 
@@ -1703,7 +1817,7 @@ pub trait Gate: Sized {
     /// The gate for the binding's configuration (compact JSON; `{}` when
     /// none); None refuses it (gate.config_rejected).
     fn configure(config: &[u8]) -> Option<Self>;
-    fn evaluate(&self, input: &Input) -> Output;
+    fn evaluate(&self, input: &Input) -> Answer<'_>;
 }
 
 // ---------------------------------------------------------------------------
@@ -1880,12 +1994,17 @@ impl<G: Gate> Runtime<G> {
         let mut in_ = Input::default();
         let v = match self.gate.as_ref() {
             Some(g) if Input::read(input, &mut in_) => g.evaluate(&in_),
-            _ => Output::deny("sdk.bad_input"),
+            _ => Answer::Out(Output::deny("sdk.bad_input")),
         };
         // NB: the answer buffer outlives the call: it must not grow into
         // the arena.
         arena_end();
-        self.answer(&v)
+        self.out.clear();
+        match v {
+            Answer::Out(o) => o.write_json(&mut self.out),
+            Answer::Encoded(b) => self.out.extend_from_slice(b),
+        }
+        &self.out
     }
 
     fn answer(&mut self, v: &Output) -> &[u8] {

@@ -8,7 +8,7 @@
 #[path = "gatekit.rs"]
 mod gatekit;
 
-use gatekit::{py_repr, Gate, Input, Output, PathFact};
+use gatekit::{py_repr, Answer, Gate, Input, Output, PathFact};
 
 const REASON_ALLOWED: &str = "path.allowed";
 const REASON_NO_PATH: &str = "path.no_path";
@@ -584,17 +584,25 @@ fn is_protected_name(name: &str) -> bool {
 
 struct PathGuard {
     cfg: Config,
+    /// guard_paths' answer to a call with no path (the usual bash call),
+    /// encoded once.
+    no_path: Vec<u8>,
 }
 
 impl Gate for PathGuard {
     fn configure(config: &[u8]) -> Option<Self> {
-        parse_config(config).map(|cfg| PathGuard { cfg })
+        parse_config(config).map(|cfg| PathGuard { cfg, no_path: allow(REASON_NO_PATH, "").encode() })
     }
 
-    fn evaluate(&self, input: &Input) -> Output {
+    fn evaluate(&self, input: &Input) -> Answer<'_> {
+        // NB: what eval_guard_paths answers a call without paths, when
+        // nothing is checked before it.
+        if self.cfg.kind == Kind::GuardPaths && self.cfg.checked.is_none() && !self.cfg.uses_workspace && input.paths.is_empty() {
+            return Answer::Encoded(&self.no_path);
+        }
         if let Some(checked) = &self.cfg.checked {
             if !covers(checked, input) {
-                return allow(REASON_NOT_CHECKED, "");
+                return allow(REASON_NOT_CHECKED, "").into();
             }
         }
         if self.cfg.uses_workspace {
@@ -609,11 +617,11 @@ impl Gate for PathGuard {
                 let mut o = Output::deny(REASON_NO_WORKSPACE);
                 o.detail = detail;
                 o.message = denied_message(&input.tool, subject, input);
-                return o;
+                return o.into();
             }
-            return self.cfg.with_workspace(ws).evaluate(input);
+            return self.cfg.with_workspace(ws).evaluate(input).into();
         }
-        self.cfg.evaluate(input)
+        self.cfg.evaluate(input).into()
     }
 }
 
@@ -629,13 +637,13 @@ fn covers(checked: &[&str], input: &Input) -> bool {
     }
 }
 
-fn allow(code: &str, rule: &str) -> Output {
+fn allow(code: &'static str, rule: &str) -> Output {
     let mut o = Output::allow(code);
     o.matched_rule = rule.to_string();
     o
 }
 
-fn deny(code: &str, detail: String, message: String) -> Output {
+fn deny(code: &'static str, detail: String, message: String) -> Output {
     let mut o = Output::deny(code);
     o.detail = detail;
     o.message = message;
@@ -683,7 +691,7 @@ impl Config {
     }
 
     fn check_guard_path(&self, input: &Input, f: &PathFact) -> (Output, String) {
-        let d = |code: &str, detail: String, rule: &str| -> (Output, String) {
+        let d = |code: &'static str, detail: String, rule: &str| -> (Output, String) {
             let mut o = deny(code, detail, denied_message(&input.tool, &f.resolved, input));
             o.matched_rule = rule.to_string();
             (o, String::new())
@@ -867,7 +875,7 @@ impl Config {
         None
     }
 
-    fn al_deny(&self, input: &Input, f: Option<&PathFact>, code: &str, detail: String) -> Output {
+    fn al_deny(&self, input: &Input, f: Option<&PathFact>, code: &'static str, detail: String) -> Output {
         let subject: &str = f.map(|f| f.resolved.as_ref()).unwrap_or("");
         deny(code, detail, denied_message(&input.tool, subject, input))
     }
@@ -889,7 +897,7 @@ impl Config {
                 _ => "",
             };
         }
-        let vdeny = |code: &str, subject: &str, detail: String| deny(code, detail, denied_message(&input.tool, subject, input));
+        let vdeny = |code: &'static str, subject: &str, detail: String| deny(code, detail, denied_message(&input.tool, subject, input));
         if op.is_empty() {
             return vdeny(
                 REASON_OPERATION_UNKNOWN,

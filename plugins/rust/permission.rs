@@ -14,7 +14,7 @@
 #[path = "gatekit.rs"]
 mod gatekit;
 
-use gatekit::{clean_path, Gate, Input, Output, PathFact, Pattern, Reader, Str, ALLOW, DENY, REQUIRE_APPROVAL};
+use gatekit::{clean_path, Answer, Gate, Input, Output, PathFact, Pattern, Reader, Str, ALLOW, DENY, REQUIRE_APPROVAL};
 use std::borrow::Cow;
 
 // Reason codes (stable: policies, evidence and tests match on them).
@@ -927,7 +927,7 @@ impl Request {
     }
 }
 
-fn out(decision: &'static str, code: &str, detail: String, rule: &str, message: String) -> Output {
+fn out(decision: &'static str, code: &'static str, detail: String, rule: &str, message: String) -> Output {
     let mut o = Output::new(decision, code);
     o.detail = detail;
     o.matched_rule = rule.to_string();
@@ -961,6 +961,8 @@ const TIER_DETAIL: [&str; 3] = ["denied by rule: ", "allowed by rule: ", "escala
 struct Rule {
     pattern: String,
     detail: String,
+    /// The answer of an allow rule, encoded once (empty for the others).
+    allowed: Vec<u8>,
     any: bool,
     exact: Option<Pattern>,
     /// The lower-cased pattern, when lowering changes it.
@@ -977,7 +979,9 @@ impl Rule {
             let lower = if lp != pattern { Some(Pattern::compile(&lp)) } else { None };
             (Some(Pattern::compile(pattern)), lower)
         };
-        Rule { pattern: pattern.to_string(), detail: format!("{}{}", TIER_DETAIL[tier], pattern), any, exact, lower }
+        let detail = format!("{}{}", TIER_DETAIL[tier], pattern);
+        let allowed = if tier == TIER_ALLOW { out(ALLOW, CODE_ALLOWED_BY_RULE, detail.clone(), pattern, String::new()).encode() } else { Vec::new() };
+        Rule { pattern: pattern.to_string(), detail, allowed, any, exact, lower }
     }
 
     fn matches(&self, text: &str, lowered: &mut Option<String>) -> bool {
@@ -998,10 +1002,15 @@ impl Rule {
 
 type Tiers = [Vec<Rule>; 3];
 
+/// The tiers of a tool without rules.
+static NO_TIERS: Tiers = [Vec::new(), Vec::new(), Vec::new()];
+
 struct Lion {
     mode: Mode,
     /// Each canonical tool's deny, allow and escalate rules, "*" included.
     by_tool: Vec<(String, Tiers)>,
+    /// mode allow_all's answer, encoded once.
+    allow_all: Vec<u8>,
 }
 
 /// LionAGI's _canonical_tool_name: lower-case, then the five aliases.
@@ -1030,8 +1039,13 @@ fn all(tools: &[&str]) -> Vec<ToolRules> {
 
 fn preset_policy(field: &str, name: &str) -> CResult<Lion> {
     match py_lower(name).as_ref() {
-        "allow_all" => Ok(Lion { mode: Mode::AllowAll, by_tool: Vec::new() }),
-        "deny_all" => Ok(Lion { mode: Mode::DenyAll, by_tool: Vec::new() }),
+        "allow_all" => Ok(Lion::new(LionConfig { mode: None, allow: Vec::new(), deny: Vec::new(), escalate: Vec::new() })),
+        "deny_all" => Ok(Lion::new(LionConfig {
+            mode: Some("deny_all".to_string()),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            escalate: Vec::new(),
+        })),
         "read_only" => Ok(Lion::new(LionConfig {
             mode: Some("rules".to_string()),
             allow: all(&["reader", "search", "context"]),
@@ -1092,41 +1106,43 @@ impl Lion {
                 by_tool[idx].1[tier] = list;
             }
         }
-        Lion { mode, by_tool }
+        let allow_all = out(ALLOW, CODE_MODE_ALLOW_ALL, "mode=allow_all".to_string(), "", String::new()).encode();
+        Lion { mode, by_tool, allow_all }
     }
 
     fn tiers(&self, tool: &str) -> Option<&Tiers> {
         self.by_tool.iter().find(|(t, _)| t == tool).map(|(_, r)| r)
     }
 
-    fn evaluate(&self, in_: &Input) -> Output {
+    fn evaluate(&self, in_: &Input) -> Answer<'_> {
         if self.mode == Mode::AllowAll {
-            return out(ALLOW, CODE_MODE_ALLOW_ALL, "mode=allow_all".to_string(), "", String::new());
+            return Answer::Encoded(&self.allow_all);
         }
         if self.mode == Mode::Rules {
-            if let Some(o) = self.allow_bash(in_) {
-                return o;
+            if let Some(a) = self.allow_bash(in_) {
+                return a;
             }
         }
         let args = decode_arguments(in_.arguments);
         if self.mode == Mode::DenyAll {
             // deny_all reads no arguments; they only name the message's subject.
             let base = request_base(in_, args.as_ref());
-            return out(DENY, CODE_MODE_DENY_ALL, "mode=deny_all".to_string(), "", base.denied());
+            return out(DENY, CODE_MODE_DENY_ALL, "mode=deny_all".to_string(), "", base.denied()).into();
         }
         let args = match args {
             Some(a) => a,
-            None => return invalid_arguments(in_),
+            None => return invalid_arguments(in_).into(),
         };
-        let deny = |code: &str, detail: String, rule: &str| out(DENY, code, detail, rule, request_base(in_, Some(&args)).denied());
+        let deny = |code: &'static str, detail: String, rule: &str| -> Answer<'_> {
+            out(DENY, code, detail, rule, request_base(in_, Some(&args)).denied()).into()
+        };
         let tool = canonical_tool(&in_.tool);
         let mt = match build_match_string(in_, &tool, &args) {
             Ok(mt) => mt,
             Err((code, detail)) => return deny(code, detail, ""),
         };
-        let empty: Tiers = [Vec::new(), Vec::new(), Vec::new()];
-        let own = self.tiers(&tool).unwrap_or(&empty);
-        let star = self.tiers("*").unwrap_or(&empty);
+        let own = self.tiers(&tool).unwrap_or(&NO_TIERS);
+        let star = self.tiers("*").unwrap_or(&NO_TIERS);
         let mut lowered: Option<String> = None;
         for tier in 0..3 {
             for list in [&own[tier], &star[tier]] {
@@ -1147,7 +1163,7 @@ impl Lion {
                     }
                     match tier {
                         TIER_DENY => return deny(CODE_DENIED_BY_RULE, r.detail.clone(), &r.pattern),
-                        TIER_ALLOW => return out(ALLOW, CODE_ALLOWED_BY_RULE, r.detail.clone(), &r.pattern, String::new()),
+                        TIER_ALLOW => return Answer::Encoded(&r.allowed),
                         _ => {
                             let mut base = request_base(in_, Some(&args));
                             // The approval text names the operation: the
@@ -1159,7 +1175,7 @@ impl Lion {
                             }
                             let mut o = out(REQUIRE_APPROVAL, CODE_ESCALATE, r.detail.clone(), &r.pattern, base.approval());
                             o.deny_message = base.denied();
-                            return o;
+                            return o.into();
                         }
                     }
                 }
@@ -1176,7 +1192,7 @@ impl Lion {
     /// decides in full. Why: the Doc, the match string and the tool's
     /// lower-cased copy are each built anew a call and were about half of
     /// an allowed call's time in the gate (docs/performance.md).
-    fn allow_bash(&self, in_: &Input) -> Option<Output> {
+    fn allow_bash(&self, in_: &Input) -> Option<Answer<'_>> {
         // NB: canonical_tool("bash") is "bash" and no other name: an
         // alias or a name that lower-cases to it is decided in full.
         if in_.tool != "bash" {
@@ -1186,9 +1202,8 @@ impl Lion {
         if has_shell_control(&command) {
             return None;
         }
-        let empty: Tiers = [Vec::new(), Vec::new(), Vec::new()];
-        let own = self.tiers("bash").unwrap_or(&empty);
-        let star = self.tiers("*").unwrap_or(&empty);
+        let own = self.tiers("bash").unwrap_or(&NO_TIERS);
+        let star = self.tiers("*").unwrap_or(&NO_TIERS);
         let mut lowered: Option<String> = None;
         for tier in 0..3 {
             for list in [&own[tier], &star[tier]] {
@@ -1199,7 +1214,7 @@ impl Lion {
                     if tier != TIER_ALLOW {
                         return None;
                     }
-                    return Some(out(ALLOW, CODE_ALLOWED_BY_RULE, r.detail.clone(), &r.pattern, String::new()));
+                    return Some(Answer::Encoded(&r.allowed));
                 }
             }
         }
@@ -2661,11 +2676,11 @@ impl Gate for Permission {
         }
     }
 
-    fn evaluate(&self, input: &Input) -> Output {
+    fn evaluate(&self, input: &Input) -> Answer<'_> {
         match &self.family {
             Family::Lion(p) => p.evaluate(input),
-            Family::AgentLane(p) => p.evaluate(input),
-            Family::Coding(p) => p.evaluate(input),
+            Family::AgentLane(p) => p.evaluate(input).into(),
+            Family::Coding(p) => p.evaluate(input).into(),
         }
     }
 }

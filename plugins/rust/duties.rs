@@ -8,7 +8,7 @@
 #[path = "gatekit.rs"]
 mod gatekit;
 
-use gatekit::{Answer, Gate, Input, Output, Reader};
+use gatekit::{same, Answer, Gate, Input, Output, Reader};
 
 const REASON_SEPARATE: &str = "duties.separate";
 const REASON_UNCONSTRAINED: &str = "duties.unconstrained";
@@ -89,7 +89,7 @@ impl Gate for Duties {
     }
 
     fn evaluate(&self, input: &Input) -> Answer<'_> {
-        let others = match self.incompatible.iter().find(|(d, _)| d.as_str() == input.tool) {
+        let others = match self.incompatible.iter().find(|(d, _)| same(d, input.tool)) {
             None => return Answer::Encoded(&self.unconstrained),
             Some((_, o)) => o,
         };
@@ -110,14 +110,22 @@ impl Gate for Duties {
         };
         let mut conflicts: Vec<&str> = Vec::new();
         for a in history {
-            if a.actor.kind == actor.kind && a.actor.id == actor.id && others.iter().any(|o| o.as_str() == a.duty) {
-                if !conflicts.contains(&a.duty) {
+            if same(a.actor.kind, actor.kind) && same(a.actor.id, actor.id) && others.iter().any(|o| same(o, a.duty)) {
+                if !conflicts.iter().any(|c| same(c, a.duty)) {
                     conflicts.push(a.duty);
                 }
             }
         }
         if !conflicts.is_empty() {
-            conflicts.sort_unstable();
+            // NB: an insertion sort of the few distinct duties: the order
+            // of sort_unstable, without its ~5 KB of code.
+            for k in 1..conflicts.len() {
+                let mut j = k;
+                while j > 0 && conflicts[j] < conflicts[j - 1] {
+                    conflicts.swap(j, j - 1);
+                    j -= 1;
+                }
+            }
             return deny(
                 &input.tool,
                 REASON_CONFLICT,

@@ -226,6 +226,47 @@ fn word_at(b: &[u8], i: usize) -> u64 {
     u64::from_le(unsafe { (b.as_ptr().add(i) as *const u64).read_unaligned() })
 }
 
+/// a == b, for the short texts a gate compares a call's with (a tool, an
+/// actor, a duty): eight bytes at a time, the tail in one to three steps.
+/// Why: == on slices is a call of memcmp in Wasm, a byte loop.
+#[inline]
+pub fn same(a: &str, b: &str) -> bool {
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// same for bytes.
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i + 8 <= n {
+        if word_at(a, i) != word_at(b, i) {
+            return false;
+        }
+        i += 8;
+    }
+    // NB: unchecked: i + 4 (i + 2, i) <= n, the length of both.
+    unsafe {
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        if i + 4 <= n {
+            if (pa.add(i) as *const u32).read_unaligned() != (pb.add(i) as *const u32).read_unaligned() {
+                return false;
+            }
+            i += 4;
+        }
+        if i + 2 <= n {
+            if (pa.add(i) as *const u16).read_unaligned() != (pb.add(i) as *const u16).read_unaligned() {
+                return false;
+            }
+            i += 2;
+        }
+        i == n || *pa.add(i) == *pb.add(i)
+    }
+}
+
 /// The word of the bytes from b[i] to the end of b (fewer than eight, b
 /// at least eight long), zero above them: a zero byte is a control
 /// byte, which special_mask marks.
@@ -237,22 +278,38 @@ fn tail_word(b: &[u8], i: usize) -> u64 {
 /// Scans the string literal whose quote is b[i] and returns its end (one
 /// past the closing quote), whether it holds escapes, and whether its body
 /// is all ASCII; None when it is not closed or holds a control byte or a
-/// malformed escape. Eight bytes at a time to the first byte that is not
+/// malformed escape.
+#[inline(always)]
+fn scan_str(b: &[u8], i: usize) -> Option<(usize, bool, bool)> {
+    let s = scan_str_packed(b, i);
+    if s == 0 {
+        return None;
+    }
+    Some(((s as u32) as usize, s & SCAN_ESCAPED != 0, s & SCAN_NOT_ASCII == 0))
+}
+
+/// scan_str's answer packed in one word, so that it is returned in a
+/// register, not through the stack: the end in the low half, and these
+/// two flags; 0 for None (an end is at least 2).
+const SCAN_ESCAPED: u64 = 1 << 32;
+const SCAN_NOT_ASCII: u64 = 1 << 33;
+
+/// scan_str, packed. Eight bytes at a time to the first byte that is not
 /// plain (most strings of a GateInput are short and have no escape); the
 /// last word of the document is read back from its end. Out of line: one
 /// copy of the loop serves every string the readers meet (inlined at each
 /// member it was ~20 KB of each module, and no faster).
 #[inline(never)]
-fn scan_str(b: &[u8], i: usize) -> Option<(usize, bool, bool)> {
+fn scan_str_packed(b: &[u8], i: usize) -> u64 {
     let mut j = i + 1;
-    let (mut escaped, mut ascii) = (false, true);
+    let mut flags = 0u64;
     loop {
         let w = if j + 8 <= b.len() {
             word_at(b, j)
         } else if b.len() >= 8 && j < b.len() {
             tail_word(b, j)
         } else {
-            return scan_str_short(b, j, escaped, ascii);
+            return scan_str_short(b, j, flags);
         };
         let m = special_mask(w);
         if m == 0 {
@@ -261,59 +318,63 @@ fn scan_str(b: &[u8], i: usize) -> Option<(usize, bool, bool)> {
         }
         j += (m.trailing_zeros() / 8) as usize;
         if j >= b.len() {
-            return None;
+            return 0;
         }
         let c = b[j];
         if c == b'"' {
-            return Some((j + 1, escaped, ascii));
+            return (j + 1) as u64 | flags;
         }
         if c == b'\\' {
-            escaped = true;
-            j += escape_len(b, j)?;
+            flags |= SCAN_ESCAPED;
+            match escape_len(b, j) {
+                0 => return 0,
+                n => j += n,
+            }
             continue;
         }
         if c < 0x20 {
-            return None;
+            return 0;
         }
-        ascii = false; // c >= 0x80
+        flags |= SCAN_NOT_ASCII; // c >= 0x80
         j += 1;
     }
 }
 
-/// The bytes of the escape at b[j] == '\\' (None when malformed).
+/// The bytes of the escape at b[j] == '\\' (0 when malformed).
 #[inline(never)]
-fn escape_len(b: &[u8], j: usize) -> Option<usize> {
-    match *b.get(j + 1)? {
-        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(2),
-        b'u' => {
-            hex4(b, j + 2)?;
-            Some(6)
-        }
-        _ => None,
+fn escape_len(b: &[u8], j: usize) -> usize {
+    match b.get(j + 1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
+        Some(b'u') if hex4(b, j + 2).is_some() => 6,
+        _ => 0,
     }
 }
 
-/// scan_str from b[j] in a document shorter than eight bytes, or past
-/// its end: byte by byte.
+/// scan_str_packed from b[j] in a document shorter than eight bytes, or
+/// past its end: byte by byte.
 #[cold]
 #[inline(never)]
-fn scan_str_short(b: &[u8], mut j: usize, mut escaped: bool, mut ascii: bool) -> Option<(usize, bool, bool)> {
-    loop {
-        let c = *b.get(j)?;
+fn scan_str_short(b: &[u8], mut j: usize, mut flags: u64) -> u64 {
+    while j < b.len() {
+        let c = b[j];
         if PLAIN[c as usize] {
             j += 1;
         } else if c == b'"' {
-            return Some((j + 1, escaped, ascii));
+            return (j + 1) as u64 | flags;
         } else if c == b'\\' {
-            escaped = true;
-            j += escape_len(b, j)?;
+            flags |= SCAN_ESCAPED;
+            match escape_len(b, j) {
+                0 => return 0,
+                n => j += n,
+            }
         } else if c < 0x20 {
-            return None;
+            return 0;
         } else {
-            ascii = false;
+            flags |= SCAN_NOT_ASCII;
             j += 1;
         }
     }
+    0
 }
 
 impl<'a> Reader<'a> {
@@ -1361,7 +1422,7 @@ impl<'a> Canonical<'a> {
         in_.arguments = r.skip()?;
         self.i = r.i;
         if self.at(&L_ARGUMENT_ORDER) {
-            in_.argument_order.reserve(4);
+            in_.argument_order = Vec::with_capacity(4);
             loop {
                 in_.argument_order.push(self.text()?);
                 if !self.byte(b',') {
@@ -1377,7 +1438,7 @@ impl<'a> Canonical<'a> {
         if self.at(&L_PATHS) {
             loop {
                 in_.paths.push(PathFact::default());
-                self.i = canonical_path_fact(self.b, self.i, in_.paths.last_mut()?)?;
+                self.i = after(canonical_path_fact(self.b, self.i, in_.paths.last_mut()?))?;
                 if !self.byte(b',') {
                     break;
                 }
@@ -1425,10 +1486,10 @@ impl<'a> Canonical<'a> {
             c.tool_call_id = self.text()?;
         }
         if self.member(&mut first, &L_METADATA) {
-            self.i = canonical_metadata(self.b, self.i, c)?;
+            self.i = after(canonical_metadata(self.b, self.i, c))?;
         }
         if self.member(&mut first, &L_ASSIGNMENTS) {
-            self.i = canonical_assignments(self.b, self.i, c)?;
+            self.i = after(canonical_assignments(self.b, self.i, c))?;
         }
         if self.byte(b'}') {
             return Some(());
@@ -1437,9 +1498,27 @@ impl<'a> Canonical<'a> {
     }
 }
 
-/// A path fact at b[i] into *p; the position after it.
+/// The position an out-of-line step of read_canonical returns: 0 when it
+/// failed (no step ends at the document's start). Why not an Option: an
+/// Option<usize> is returned through the stack in Wasm.
+#[inline(always)]
+fn after(i: usize) -> Option<usize> {
+    if i == 0 {
+        None
+    } else {
+        Some(i)
+    }
+}
+
+/// A path fact at b[i] into *p; the position after it (0: not the
+/// host's layout).
 #[inline(never)]
-fn canonical_path_fact<'a>(b: &'a [u8], i: usize, p: &mut PathFact<'a>) -> Option<usize> {
+fn canonical_path_fact<'a>(b: &'a [u8], i: usize, p: &mut PathFact<'a>) -> usize {
+    canonical_path_fact_at(b, i, p).unwrap_or(0)
+}
+
+#[inline(always)]
+fn canonical_path_fact_at<'a>(b: &'a [u8], i: usize, p: &mut PathFact<'a>) -> Option<usize> {
     let mut c = Canonical { b, i };
     if !c.at(&L_FACT_ARG) {
         return None;
@@ -1478,9 +1557,14 @@ fn canonical_path_fact<'a>(b: &'a [u8], i: usize, p: &mut PathFact<'a>) -> Optio
 }
 
 /// The metadata object's members after its '{', and its '}'; the position
-/// after it.
+/// after it (0: not the host's layout).
 #[inline(never)]
-fn canonical_metadata<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> Option<usize> {
+fn canonical_metadata<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> usize {
+    canonical_metadata_at(b, i, ctx).unwrap_or(0)
+}
+
+#[inline(always)]
+fn canonical_metadata_at<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> Option<usize> {
     let mut c = Canonical { b, i };
     if c.byte(b'}') {
         return Some(c.i);
@@ -1508,13 +1592,18 @@ fn canonical_metadata<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> Optio
 }
 
 /// The assignments array's elements after its '[', and its ']'; the
-/// position after it.
+/// position after it (0: not the host's layout).
 #[inline(never)]
-fn canonical_assignments<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> Option<usize> {
+fn canonical_assignments<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> usize {
+    canonical_assignments_at(b, i, ctx).unwrap_or(0)
+}
+
+#[inline(always)]
+fn canonical_assignments_at<'a>(b: &'a [u8], i: usize, ctx: &mut Context<'a>) -> Option<usize> {
     let mut c = Canonical { b, i };
     let mut list: Vec<Assignment<'a>> = Vec::new();
     if !c.byte(b']') {
-        list.reserve(4);
+        list = Vec::with_capacity(4);
         loop {
             if !c.at(&L_ASSIGNMENT) {
                 return None;
@@ -1611,6 +1700,24 @@ impl<'a> Input<'a> {
             None
         }
     }
+}
+
+/// The command of arguments the host wrote for one plain command:
+/// `{"command":"<text>"}`, compact, the text plain ASCII (no escape); None
+/// for any other arguments, which a gate then reads in full. Why: it is
+/// the usual call of a shell tool, and permission and destructive both
+/// read its command (one string scan instead of an object's walk).
+pub fn plain_command(raw: &[u8]) -> Option<&str> {
+    const ONE: &[u8] = b"{\"command\":\"";
+    if raw.len() > ONE.len() + 1 && raw.starts_with(ONE) && raw[raw.len() - 1] == b'}' {
+        if let Some((end, false, true)) = scan_str(raw, ONE.len() - 1) {
+            if end == raw.len() - 1 {
+                // NB: ASCII bytes are UTF-8.
+                return Some(unsafe { std::str::from_utf8_unchecked(&raw[ONE.len()..end - 1]) });
+            }
+        }
+    }
+    None
 }
 
 // ---------------------------------------------------------------------------
@@ -2238,7 +2345,7 @@ impl Pattern {
             return l == text;
         }
         if let Some(p) = &self.prefix {
-            return text.starts_with(p.as_str());
+            return text.len() >= p.len() && same_bytes(&text.as_bytes()[..p.len()], p.as_bytes());
         }
         // NB: an ASCII text is matched byte by byte, without a Vec of its
         // chars (a call's usual text: a command line).

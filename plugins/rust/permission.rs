@@ -1011,6 +1011,9 @@ struct Lion {
     by_tool: Vec<(String, Tiers)>,
     /// mode allow_all's answer, encoded once.
     allow_all: Vec<u8>,
+    /// Where by_tool holds "bash" and "*", found once.
+    bash: Option<usize>,
+    star: Option<usize>,
 }
 
 /// LionAGI's _canonical_tool_name: lower-case, then the five aliases.
@@ -1107,11 +1110,21 @@ impl Lion {
             }
         }
         let allow_all = out(ALLOW, CODE_MODE_ALLOW_ALL, "mode=allow_all".to_string(), "", String::new()).encode();
-        Lion { mode, by_tool, allow_all }
+        let bash = by_tool.iter().position(|(t, _)| t == "bash");
+        let star = by_tool.iter().position(|(t, _)| t == "*");
+        Lion { mode, by_tool, allow_all, bash, star }
     }
 
     fn tiers(&self, tool: &str) -> Option<&Tiers> {
-        self.by_tool.iter().find(|(t, _)| t == tool).map(|(_, r)| r)
+        self.by_tool.iter().find(|(t, _)| gatekit::same(t, tool)).map(|(_, r)| r)
+    }
+
+    /// The tiers at by_tool[at], or none.
+    fn tiers_at(&self, at: Option<usize>) -> &Tiers {
+        match at {
+            Some(k) => &self.by_tool[k].1,
+            None => &NO_TIERS,
+        }
     }
 
     fn evaluate(&self, in_: &Input) -> Answer<'_> {
@@ -1142,7 +1155,7 @@ impl Lion {
             Err((code, detail)) => return deny(code, detail, ""),
         };
         let own = self.tiers(&tool).unwrap_or(&NO_TIERS);
-        let star = self.tiers("*").unwrap_or(&NO_TIERS);
+        let star = self.tiers_at(self.star);
         let mut lowered: Option<String> = None;
         for tier in 0..3 {
             for list in [&own[tier], &star[tier]] {
@@ -1195,15 +1208,15 @@ impl Lion {
     fn allow_bash(&self, in_: &Input) -> Option<Answer<'_>> {
         // NB: canonical_tool("bash") is "bash" and no other name: an
         // alias or a name that lower-cases to it is decided in full.
-        if in_.tool != "bash" {
+        if !gatekit::same(in_.tool, "bash") {
             return None;
         }
         let command = bash_command(in_.arguments)?;
         if has_shell_control(&command) {
             return None;
         }
-        let own = self.tiers("bash").unwrap_or(&NO_TIERS);
-        let star = self.tiers("*").unwrap_or(&NO_TIERS);
+        let own = self.tiers_at(self.bash);
+        let star = self.tiers_at(self.star);
         let mut lowered: Option<String> = None;
         for tier in 0..3 {
             for list in [&own[tier], &star[tier]] {
@@ -1227,18 +1240,8 @@ impl Lion {
 /// string or absent (""); None for anything else (arguments that are not
 /// an object, a command of another type), which the Doc decides.
 fn bash_command(raw: &[u8]) -> Option<Str> {
-    // NB: the arguments as the host writes them for one command:
-    // {"command":"<text>"}, compact, the text plain ASCII.
-    const ONE: &[u8] = b"{\"command\":\"";
-    if raw.len() > ONE.len() + 1 && raw.starts_with(ONE) && raw[raw.len() - 1] == b'}' {
-        let mut r = Reader::new(raw);
-        r.i = ONE.len() - 1;
-        if let Some((end, false, true)) = r.scan_string() {
-            if end == raw.len() - 1 {
-                // NB: ASCII bytes are UTF-8.
-                return Some(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(&raw[ONE.len()..end - 1]) }));
-            }
-        }
+    if let Some(c) = gatekit::plain_command(raw) {
+        return Some(Cow::Borrowed(c));
     }
     let mut r = Reader::new(raw);
     r.ws();

@@ -377,6 +377,16 @@ fn scan_str_short(b: &[u8], mut j: usize, mut flags: u64) -> u64 {
     0
 }
 
+/// Closes the innermost of skip's open containers.
+#[inline(always)]
+fn close(kinds: &mut u64, open: &mut usize, deeper: &mut Vec<u64>) {
+    *kinds >>= 1;
+    *open -= 1;
+    if *open % 64 == 0 && *open > 0 {
+        *kinds = deeper.pop().unwrap_or(0);
+    }
+}
+
 impl<'a> Reader<'a> {
     pub fn new(b: &'a [u8]) -> Reader<'a> {
         Reader { b, i: 0, depth: 0 }
@@ -529,12 +539,13 @@ impl<'a> Reader<'a> {
     /// Skips one value and returns its raw bytes. It loops instead of
     /// recursing: a document nested 10 000 deep must not hit the host's
     /// call-depth bound (gate.stack_limit) where the Go decoder answers. The
-    /// open containers' kinds are a bit stack in one word (1: object); a
-    /// value nested deeper than that is skipped again by skip_deep, which
-    /// keeps them in a Vec: no allocation for the usual value.
+    /// open containers' kinds are a bit stack (1: object) in one word; past
+    /// 64 open containers the full words are kept in a Vec: no allocation
+    /// for the usual value.
     pub fn skip(&mut self) -> Option<&'a [u8]> {
         let start = self.i;
         let mut kinds: u64 = 0;
+        let mut deeper: Vec<u64> = Vec::new();
         let mut open: usize = 0;
         'value: loop {
             match self.peek() {
@@ -542,11 +553,11 @@ impl<'a> Reader<'a> {
                     self.scan_string()?;
                 }
                 c @ (b'{' | b'[') => {
-                    if open == 64 {
-                        self.i = start;
-                        return self.skip_deep();
-                    }
                     let obj = c == b'{';
+                    if open % 64 == 0 && open > 0 {
+                        deeper.push(kinds);
+                        kinds = 0;
+                    }
                     kinds = (kinds << 1) | obj as u64;
                     open += 1;
                     if self.depth + open > MAX_DEPTH {
@@ -556,8 +567,7 @@ impl<'a> Reader<'a> {
                     self.ws();
                     if self.peek() == if obj { b'}' } else { b']' } {
                         self.i += 1;
-                        kinds >>= 1;
-                        open -= 1;
+                        close(&mut kinds, &mut open, &mut deeper);
                     } else {
                         if obj {
                             self.member_name()?;
@@ -602,87 +612,11 @@ impl<'a> Reader<'a> {
                     }
                     b'}' if obj => {
                         self.i += 1;
-                        kinds >>= 1;
-                        open -= 1;
+                        close(&mut kinds, &mut open, &mut deeper);
                     }
                     b']' if !obj => {
                         self.i += 1;
-                        kinds >>= 1;
-                        open -= 1;
-                    }
-                    _ => return None,
-                }
-            }
-        }
-    }
-
-    /// skip for a value nested more than 64 deep: the closers of the open
-    /// containers on a Vec.
-    #[inline(never)]
-    fn skip_deep(&mut self) -> Option<&'a [u8]> {
-        let start = self.i;
-        let mut open: Vec<u8> = Vec::new(); // the closers of the open containers
-        'value: loop {
-            match self.peek() {
-                b'"' => {
-                    self.scan_string()?;
-                }
-                c @ (b'{' | b'[') => {
-                    let closer = if c == b'{' { b'}' } else { b']' };
-                    open.push(closer);
-                    if self.depth + open.len() > MAX_DEPTH {
-                        return None;
-                    }
-                    self.i += 1;
-                    self.ws();
-                    if self.peek() == closer {
-                        self.i += 1;
-                        open.pop();
-                    } else {
-                        if closer == b'}' {
-                            self.member_name()?;
-                        }
-                        continue 'value;
-                    }
-                }
-                b't' => {
-                    if !self.literal(b"true") {
-                        return None;
-                    }
-                }
-                b'f' => {
-                    if !self.literal(b"false") {
-                        return None;
-                    }
-                }
-                b'n' => {
-                    if !self.literal(b"null") {
-                        return None;
-                    }
-                }
-                _ => {
-                    self.number()?;
-                }
-            }
-            // After a value: close containers, or go on to the next member.
-            loop {
-                let closer = match open.last() {
-                    None => return Some(&self.b[start..self.i]),
-                    Some(&c) => c,
-                };
-                self.ws();
-                match self.peek() {
-                    b',' => {
-                        self.i += 1;
-                        self.ws();
-                        if closer == b'}' {
-                            self.member_name()?;
-                        }
-                        continue 'value;
-                    }
-                    c if c == closer => {
-                        self.i += 1;
-                        open.pop();
+                        close(&mut kinds, &mut open, &mut deeper);
                     }
                     _ => return None,
                 }

@@ -2507,3 +2507,81 @@ mod canonical_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod word_tests {
+    use super::*;
+
+    /// same_bytes answers as == does, at every length and every position
+    /// of a difference (its word, half-word, pair and byte steps).
+    #[test]
+    fn same_bytes_is_eq() {
+        let a: Vec<u8> = (0..40u8).map(|k| b'a' + k % 26).collect();
+        for n in 0..=24 {
+            assert!(same_bytes(&a[..n], &a[..n]));
+            assert!(!same_bytes(&a[..n], &a[..n + 1]));
+            for k in 0..n {
+                let mut b = a[..n].to_vec();
+                b[k] ^= 0x20;
+                assert!(!same_bytes(&a[..n], &b), "n {} k {}", n, k);
+            }
+        }
+    }
+
+    /// The byte-by-byte reading scan_str_packed's words stand for.
+    fn scan_ref(b: &[u8], i: usize) -> Option<(usize, bool, bool)> {
+        let s = scan_str_short(b, i + 1, 0);
+        if s == 0 {
+            return None;
+        }
+        Some(((s as u32) as usize, s & SCAN_ESCAPED != 0, s & SCAN_NOT_ASCII == 0))
+    }
+
+    /// scan_str reads each word, and the last one back from the end, as
+    /// the byte-by-byte reading does: strings ending at every distance from
+    /// the document's end, with an escape, a control byte, a non-ASCII byte
+    /// or no closing quote at every position.
+    #[test]
+    fn scan_str_reads_words_as_bytes() {
+        let bodies: [&[u8]; 6] = [b"plain text", b"a\\\"b", b"a\\u00e9z", b"caf\xc3\xa9", b"ctl\x01x", b"bad\\xq"];
+        for body in bodies {
+            for pad in 0..12 {
+                for cut in 0..=body.len() + 1 {
+                    let mut doc = b"\"".to_vec();
+                    doc.extend_from_slice(&body[..cut.min(body.len())]);
+                    if cut <= body.len() {
+                        doc.push(b'"');
+                    }
+                    doc.extend(std::iter::repeat(b'}').take(pad));
+                    assert_eq!(scan_str(&doc, 0), scan_ref(&doc, 0), "{:?}", String::from_utf8_lossy(&doc));
+                }
+            }
+        }
+    }
+
+    /// skip past 64 open containers (where the kinds spill to a Vec) takes
+    /// the whole value, and refuses a close of the wrong kind at any depth.
+    #[test]
+    fn skip_at_every_depth() {
+        for depth in [1usize, 63, 64, 65, 127, 128, 129, 300] {
+            let mut doc = String::new();
+            for k in 0..depth {
+                doc.push_str(if k % 3 == 0 { "{\"k\":" } else { "[" });
+            }
+            doc.push_str("\"x\"");
+            for k in (0..depth).rev() {
+                doc.push_str(if k % 3 == 0 { ",\"e\":[]}" } else { ",1]" });
+            }
+            let mut r = Reader::new(doc.as_bytes());
+            assert_eq!(r.skip(), Some(doc.as_bytes()), "depth {}", depth);
+            for at in [doc.len() - 1, doc.len() / 2 + depth] {
+                let mut bad = doc.clone().into_bytes();
+                let c = bad[at];
+                if c == b'}' || c == b']' {
+                    bad[at] = if c == b'}' { b']' } else { b'}' };
+                    assert_eq!(Reader::new(&bad).skip(), None, "depth {} at {}", depth, at);
+                }
+            }
+        }
+    }
+}

@@ -1193,6 +1193,7 @@ static L_TOOL: Lit = lit(",\"tool\":");
 static L_OPERATION: Lit = lit(",\"operation\":");
 static L_ACTION: Lit = lit(",\"action\":");
 static L_ARGUMENTS: Lit = lit(",\"arguments\":");
+static L_ONE_COMMAND: Lit = lit("{\"command\":");
 static L_ARGUMENT_ORDER: Lit = lit(",\"argument_order\":[");
 static L_CWD: Lit = lit(",\"cwd\":");
 static L_WORKSPACE: Lit = lit(",\"workspace\":");
@@ -1293,6 +1294,21 @@ impl<'a> Canonical<'a> {
         Some(decoded(body, escaped))
     }
 
+    /// Consumes a string value (as skip does: any valid string).
+    #[inline(always)]
+    fn text_end(&mut self) -> bool {
+        if self.i >= self.b.len() || self.b[self.i] != b'"' {
+            return false;
+        }
+        match scan_str(self.b, self.i) {
+            Some((end, _, _)) => {
+                self.i = end;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The member l, when it is next, into *to.
     #[inline(always)]
     fn opt_text(&mut self, l: &'static Lit, to: &mut Text<'a>) -> Option<()> {
@@ -1350,11 +1366,18 @@ impl<'a> Canonical<'a> {
         if !self.at(&L_ARGUMENTS) {
             return None;
         }
-        // NB: read_members skips the arguments from inside the document's
-        // object: the same depth bound.
-        let mut r = Reader { b: self.b, i: self.i, depth: 1 };
-        in_.arguments = r.skip()?;
-        self.i = r.i;
+        let start = self.i;
+        // NB: the arguments of one command, {"command":"<text>"}, as skip
+        // would read them (one string member), without its walk.
+        if self.at(&L_ONE_COMMAND) && self.text_end() && self.byte(b'}') {
+            in_.arguments = &self.b[start..self.i];
+        } else {
+            // NB: read_members skips the arguments from inside the
+            // document's object: the same depth bound.
+            let mut r = Reader { b: self.b, i: start, depth: 1 };
+            in_.arguments = r.skip()?;
+            self.i = r.i;
+        }
         if self.at(&L_ARGUMENT_ORDER) {
             in_.argument_order = Vec::with_capacity(4);
             loop {

@@ -1666,7 +1666,7 @@ impl<'a> Input<'a> {
 /// read its command (one string scan instead of an object's walk).
 pub fn plain_command(raw: &[u8]) -> Option<&str> {
     const ONE: &[u8] = b"{\"command\":\"";
-    if raw.len() > ONE.len() + 1 && raw.starts_with(ONE) && raw[raw.len() - 1] == b'}' {
+    if raw.len() > ONE.len() + 1 && same_bytes(&raw[..ONE.len()], ONE) && raw[raw.len() - 1] == b'}' {
         if let Some((end, false, true)) = scan_str(raw, ONE.len() - 1) {
             if end == raw.len() - 1 {
                 // NB: ASCII bytes are UTF-8.

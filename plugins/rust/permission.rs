@@ -1380,7 +1380,27 @@ fn arg_text(args: &Doc, name: &str) -> MatchText {
 /// anywhere.
 fn has_shell_control(s: &str) -> bool {
     let b = s.as_bytes();
-    for i in 0..b.len() {
+    // NB: eight bytes at a time past words that hold none of the bytes
+    // below (a command's usual text), then byte by byte from the first
+    // word that may.
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut start = 0;
+    while start + 8 <= b.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[start..start + 8]);
+        let x = u64::from_le_bytes(w);
+        let mut m = 0;
+        for c in [b';', b'|', b'`', b'<', b'>', b'\n', b'&', b'$'] {
+            let y = x ^ (LO * c as u64);
+            m |= y.wrapping_sub(LO) & !y & HI;
+        }
+        if m != 0 {
+            break;
+        }
+        start += 8;
+    }
+    for i in start..b.len() {
         match b[i] {
             b';' | b'|' | b'`' | b'<' | b'>' | b'\n' => return true,
             b'&' if b.get(i + 1) == Some(&b'&') => return true,

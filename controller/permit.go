@@ -155,6 +155,13 @@ func (t *Task) Authorize(ctx context.Context, call Call) (Permit, error) {
 func (c *InvocationController) authorizeRemote(ctx context.Context, call Call, opctx governance.OperationContext, t *Task) (Permit, error) {
 	op := newOperation(c, call, opctx, t)
 	p, err := op.authorize(ctx)
+	return c.issue(op, p, err)
+}
+
+// issue ends a remote authorization: the live view is told its verdict
+// (Config.Decided), and an allowed one's permit is given its id and kept
+// for Complete.
+func (c *InvocationController) issue(op *operation, p *issued, err error) (Permit, error) {
 	if c.cfg.Decided != nil {
 		c.cfg.Decided(decidedOf(op, err))
 	}

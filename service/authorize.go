@@ -57,7 +57,8 @@ func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, call controll
 	}
 	// A call decided without an approver is decided in the request's own
 	// goroutine: a goroutine of its own, and the hand-off of its answer,
-	// cost ~45 cpu-µs a call here (an idle thread woken twice). It is
+	// wake an idle thread twice a call (tens of cpu-µs; docs/performance.md,
+	// "Fifth pass (s9-auth)"). It is
 	// detached from the request's cancellation all the same: a client
 	// that goes away does not stop it halfway (its records are written to
 	// the end, and its permit waits for a completion as any other).

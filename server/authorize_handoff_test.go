@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,4 +149,114 @@ func TestAuthorize_DecidedWhateverTheRequestsContext(t *testing.T) {
 	require.Equal(t, governance.OperationDenied, types[len(types)-1])
 	_, err = e.client.CloseTask(ctx, task.TaskID)
 	require.NoError(t, err)
+}
+
+// TestAuthorize_ConcurrentApprovalsFindTheirAuthorizations: 16 clients
+// each hold one call for an approver and make plain calls meanwhile; the
+// approvers answer every held call (allow for even ones, deny for odd
+// ones); each client's Wait gets its own call's answer, and every plain
+// call was answered in its request.
+func TestAuthorize_ConcurrentApprovalsFindTheirAuthorizations(t *testing.T) {
+	e := sharedEnv(t)
+	c, ctx := e.client, context.Background()
+	const clients = 16
+	type held struct {
+		command string
+		res     api.AuthorizeResult
+		task    api.TaskInfo
+	}
+	helds := make(chan held, clients)
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			task, err := c.OpenTask(ctx, api.OpenTaskRequest{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			command := fmt.Sprintf("make target-%d", i)
+			res, err := c.Authorize(ctx, task.TaskID, api.AuthorizeRequest{CallRequest: api.CallRequest{Tool: "bash", Arguments: args(map[string]any{"command": command})}})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if res.Decision != api.DecisionPending {
+				errs <- &unexpected{res}
+				return
+			}
+			for n := range 3 {
+				plain, err := c.Authorize(ctx, task.TaskID, readerCall(n))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if plain.Decision != api.DecisionAllow {
+					errs <- &unexpected{plain}
+					return
+				}
+				if err := c.Complete(ctx, task.TaskID, api.CompleteRequest{PermitID: plain.Permit.PermitID}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			helds <- held{command: command, res: res, task: task}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	close(helds)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	byApproval := map[string]held{}
+	for h := range helds {
+		byApproval[h.res.ApprovalID] = h
+	}
+	require.Len(t, byApproval, clients, "every held call has its own approval")
+	pending, err := c.Approvals(ctx)
+	require.NoError(t, err)
+	resolved := make(chan error, len(pending))
+	for _, p := range pending {
+		h, ok := byApproval[p.ApprovalID]
+		if !ok {
+			continue
+		}
+		require.JSONEq(t, `{"command":"`+h.command+`"}`, string(p.Arguments), "the approval shows its own call")
+		var n int
+		_, err := fmt.Sscanf(h.command, "make target-%d", &n)
+		require.NoError(t, err)
+		decision := map[bool]string{true: "allow", false: "deny"}[n%2 == 0]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resolved <- c.ResolveApproval(ctx, p.ApprovalID, api.ResolveApprovalRequest{Decision: decision})
+		}()
+	}
+	wg.Wait()
+	close(resolved)
+	for err := range resolved {
+		require.NoError(t, err)
+	}
+	for _, h := range byApproval {
+		res, err := c.Wait(ctx, h.res.AuthorizationID, 10*time.Second)
+		require.NoError(t, err)
+		var n int
+		_, err = fmt.Sscanf(h.command, "make target-%d", &n)
+		require.NoError(t, err)
+		if n%2 == 0 {
+			require.Equal(t, api.DecisionAllow, res.Decision, h.command)
+			require.JSONEq(t, `{"command":"`+h.command+`"}`, string(res.Permit.Arguments), "the permit is for its own call")
+			require.Equal(t, h.task.TaskID, res.Permit.TaskID)
+			require.NoError(t, c.Complete(ctx, h.task.TaskID, api.CompleteRequest{PermitID: res.Permit.PermitID}))
+		} else {
+			require.Equal(t, api.DecisionDeny, res.Decision, h.command)
+			require.Equal(t, "approval.required", res.Denial.ReasonCode)
+		}
+		closed, err := c.CloseTask(ctx, h.task.TaskID)
+		require.NoError(t, err)
+		require.Empty(t, closed.UnfinishedOperations)
+	}
 }

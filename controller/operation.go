@@ -386,7 +386,6 @@ func (op *operation) callTool(callerCtx context.Context, m *Manager, p *issued) 
 	if err != nil {
 		return nil, err
 	}
-	p.used = true
 	tok := &InvocationToken{ctl: op.c, toolID: op.call.Tool, operationID: op.ctx.OperationID}
 	start := time.Now()
 	res, callErr := m.CallTool(callerCtx, op.call.Tool, tok, final)

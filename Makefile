@@ -78,8 +78,8 @@ RUST_GATE_WASM += $(RUST_GATE_LINK)
 # "Fifth pass (s9-cold)"): binaryen's wasm-opt -O3 (Debian 12's binaryen 108,
 # installed by .ci/run; deterministic, whatever the thread count) rewrites
 # rustc's output with 31 % fewer functions and 13 % less code: wazero
-# validates less and reads fewer function offsets at every start (~4 ms of
-# CPU a start, 2,200 fewer allocations), and the calls are as fast or faster.
+# validates less and reads fewer function offsets at every start (1–3 ms of
+# CPU a start, 2,200 fewer allocations); the calls are unchanged within noise.
 WASM_OPT ?= wasm-opt
 WASM_OPT_GATE = $(WASM_OPT) -O3
 

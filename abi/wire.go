@@ -85,8 +85,9 @@ type OperationInfo struct {
 	ToolCallID  string            `json:"tool_call_id,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
 	// Assignments is the task's duty history as the host derived it from
-	// committed evidence: which actor performed which duty (the tool of each
-	// completed operation), oldest first. nil when the host supplies no
+	// committed evidence: which actor performed which duty (the tool of a
+	// completed operation), each actor and duty once, in the order first
+	// performed. nil when the host supplies no
 	// history (an operation outside a task); an empty list when the task
 	// has none yet. A separation-of-duties gate denies without it.
 	Assignments *[]Assignment `json:"assignments,omitempty"`

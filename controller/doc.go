@@ -7,7 +7,11 @@
 // One governed call has two phases: Authorize (everything before the
 // callable; returns a one-use Permit) and Complete (the outcome record).
 // Invoke is their in-process composition; a remote agent (through
-// govhost serve) runs its callable between the two.
+// govhost serve) runs its callable between the two. A server answers
+// Authorize in the request's goroutine with Task.AuthorizeUntilApproval,
+// which stops where a gate asks for an approval: the AwaitingApproval it
+// returns is finished in a goroutine of its own, so that only a call that
+// waits for an approver outlives its request.
 //
 // A task carries what every call in it shares: its workspace root
 // (TaskOptions.Workspace, passed to gates as abi.GateInput.Workspace) and

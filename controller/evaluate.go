@@ -19,15 +19,27 @@ type gateOutcome struct {
 	message  string
 	// replaced holds the arguments a transform gate produced.
 	replaced *governance.Arguments
+	// held says the gate asked for an approval that the operation holds
+	// instead of asking (holdApprovals): nothing is decided yet.
+	held bool
 }
 
 // evaluate runs the applicable bindings once each in snapshot order, then,
 // when any of them is a transform, every check binding again on the final
 // arguments (ADR-0086 D2's security → user → security as one evaluation
-// with two phases). It stops at the first blocking deny. The
+// with two phases). It stops at the first blocking deny, and, for an
+// operation that holds its approvals (holdApprovals), where a gate asks
+// for one (verdict.held; AwaitingApproval.Finish goes on from there). The
 // GATE_EVALUATED records collect in op.precall: the caller appends them
 // in one batch before acting on the verdict.
 func (op *operation) evaluate(ctx context.Context) verdict {
+	return op.evaluateFrom(ctx, abi.PhaseCheck, 0)
+}
+
+// evaluateFrom is evaluate from the binding at index from (among the
+// applicable ones) of phase on: a held authorization resumes after the
+// gate that asked.
+func (op *operation) evaluateFrom(ctx context.Context, phase abi.Phase, from int) verdict {
 	var small [8]governance.ExecutableGateBinding
 	applicable := small[:0]
 	hasTransform := false
@@ -40,32 +52,49 @@ func (op *operation) evaluate(ctx context.Context) verdict {
 	if len(applicable) == 0 {
 		return verdict{denied: true, reason: ReasonNoGateBinding}
 	}
-	for _, b := range applicable {
-		if v := op.runBinding(ctx, b, abi.PhaseCheck); v.denied {
-			return v
+	if phase == abi.PhaseCheck {
+		for i := from; i < len(applicable); i++ {
+			if v := op.runBinding(ctx, applicable[i], abi.PhaseCheck, i); v.denied || v.held {
+				return v
+			}
 		}
+		from = 0
 	}
 	if !hasTransform && !op.recheck {
 		return verdict{}
 	}
-	for _, b := range applicable {
+	for i := from; i < len(applicable); i++ {
+		b := applicable[i]
 		if b.Transform() {
 			continue
 		}
-		if v := op.runBinding(ctx, b, abi.PhaseRecheck); v.denied {
+		if v := op.runBinding(ctx, b, abi.PhaseRecheck, i); v.denied || v.held {
 			return v
 		}
 	}
 	return verdict{}
 }
 
-// runBinding evaluates one binding, applies its level, adds its
-// GATE_EVALUATED record to op.precall, and says whether the operation is
-// blocked.
-func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase) verdict {
+// runBinding evaluates one binding (the index-th applicable one), applies
+// its level, adds its GATE_EVALUATED record to op.precall, and says
+// whether the operation is blocked, or held before asking for an approval
+// (op.awaiting then says where).
+func (op *operation) runBinding(ctx context.Context, b governance.ExecutableGateBinding, phase abi.Phase, index int) verdict {
 	inDigest := op.args.Digest
 	start := time.Now()
 	out, approval := op.evaluateGate(ctx, b, phase)
+	if out.held {
+		w := op.awaiting
+		w.binding, w.phase, w.index, w.started, w.inDigest = b, phase, index, start, inDigest
+		return verdict{held: true}
+	}
+	return op.settle(b, phase, inDigest, start, out, approval)
+}
+
+// settle applies one binding's outcome: its level and any exception grant,
+// a transform's replaced arguments, and its GATE_EVALUATED record (its
+// duration from start, an approver's wait included).
+func (op *operation) settle(b governance.ExecutableGateBinding, phase abi.Phase, inDigest string, start time.Time, out gateOutcome, approval *governance.GateApproval) verdict {
 	rec := governance.GateEvaluatedPayload{
 		GateID: b.GateID(), Level: b.Level(), Decision: out.decision, ReasonCode: out.reason,
 		Phase: governance.GatePhase(phase), ArgumentDigest: inDigest, ModuleDigest: b.ModuleDigest(),
@@ -139,22 +168,35 @@ func (op *operation) evaluateGate(ctx context.Context, b governance.ExecutableGa
 	return gateOutcome{decision: governance.Deny, reason: ReasonEvaluatorError}, nil
 }
 
-// approve consults the approval callback for a require_approval answer:
-// approved → allow with the gate's reason code; rejected, failed or no
-// callback → deny approval.required. Who decided and when is recorded.
+// approve answers a require_approval: approved earlier for exactly these
+// arguments → allow; no callback → deny approval.required; otherwise the
+// approval callback is asked (ask), or, for an operation that holds its
+// approvals, the operation stops here without asking (gateOutcome.held,
+// op.awaiting), to be asked by AwaitingApproval.Finish.
 func (op *operation) approve(ctx context.Context, b governance.ExecutableGateBinding, out abi.GateOutput) (gateOutcome, *governance.GateApproval) {
-	extra := &governance.GateApproval{GateReasonCode: out.ReasonCode}
-	denied := gateOutcome{decision: governance.Deny, reason: ReasonApprovalRequired, message: out.Message}
 	if op.approvedArgs[b.GateID()] == op.args.Digest {
 		// The approver already approved these exact arguments (their own
 		// replacement, now rechecked): asking again would ask the same question.
-		extra.Outcome = governance.ApprovalApprovedEarlier
+		extra := &governance.GateApproval{GateReasonCode: out.ReasonCode, Outcome: governance.ApprovalApprovedEarlier}
 		return gateOutcome{decision: governance.Allow, reason: out.ReasonCode}, extra
 	}
 	if op.c.cfg.Approvals == nil {
-		extra.Outcome = governance.ApprovalUnavailable
-		return denied, extra
+		extra := &governance.GateApproval{GateReasonCode: out.ReasonCode, Outcome: governance.ApprovalUnavailable}
+		return gateOutcome{decision: governance.Deny, reason: ReasonApprovalRequired, message: out.Message}, extra
 	}
+	if op.holdApprovals {
+		op.awaiting = &AwaitingApproval{op: op, output: out}
+		return gateOutcome{held: true}, nil
+	}
+	return op.ask(ctx, b, out)
+}
+
+// ask consults the approval callback for a require_approval answer:
+// approved → allow with the gate's reason code; rejected or failed → deny
+// approval.required. Who decided and when is recorded.
+func (op *operation) ask(ctx context.Context, b governance.ExecutableGateBinding, out abi.GateOutput) (gateOutcome, *governance.GateApproval) {
+	extra := &governance.GateApproval{GateReasonCode: out.ReasonCode}
+	denied := gateOutcome{decision: governance.Deny, reason: ReasonApprovalRequired, message: out.Message}
 	// NB: an approver may take minutes; the operation's records so far are
 	// applied before the wait (and made durable with the rest).
 	op.applyPrecall()

@@ -41,6 +41,11 @@ type operation struct {
 	// supplied for it; recheck is set once an approver replaced arguments.
 	approvedArgs map[string]string
 	recheck      bool
+	// holdApprovals stops the operation where a gate asks for an approval,
+	// before the approval callback is asked (Task.AuthorizeUntilApproval);
+	// awaiting then says where it stopped.
+	holdApprovals bool
+	awaiting      *AwaitingApproval
 	// workspace is the task's resolved workspace root ("" for none).
 	workspace string
 	// home is the open task the operation belongs to (nil outside one): its
@@ -109,7 +114,9 @@ func (op *operation) idTexts() (chain, operation string) {
 
 // verdict is the outcome of the gate phases.
 type verdict struct {
-	denied  bool
+	denied bool
+	// held: stopped before asking for an approval (holdApprovals).
+	held    bool
 	gateID  string
 	reason  string
 	message string
@@ -242,6 +249,18 @@ func (op *operation) authorize(callerCtx context.Context) (*issued, error) {
 	// (applyPrecall), so a chain read meanwhile shows the operation.
 	op.precall = append(op.precall, bound, started)
 	v := op.evaluate(callerCtx)
+	if v.held {
+		// NB: neither a permit nor an error: the operation waits in
+		// op.awaiting, whose Finish concludes it.
+		return nil, nil
+	}
+	return op.conclude(ctx, v)
+}
+
+// conclude ends the first phase on the gates' verdict: the pre-call
+// records (and a denial's) in one synced batch, then the permit or the
+// denial. ctx is the records' context.
+func (op *operation) conclude(ctx context.Context, v verdict) (*issued, error) {
 	if op.precallErr != nil {
 		return nil, op.evidenceError(op.precallErr, false)
 	}
@@ -367,7 +386,6 @@ func (op *operation) callTool(callerCtx context.Context, m *Manager, p *issued) 
 	if err != nil {
 		return nil, err
 	}
-	p.used = true
 	tok := &InvocationToken{ctl: op.c, toolID: op.call.Tool, operationID: op.ctx.OperationID}
 	start := time.Now()
 	res, callErr := m.CallTool(callerCtx, op.call.Tool, tok, final)

@@ -30,11 +30,70 @@ type ObservationProjector struct {
 	dropped atomic.Int64
 }
 
+// subscriber holds at most limit pending observations, as a channel of
+// that capacity would, but in a queue that grows only as far as it is
+// filled: the engine's sealer keeps up to 4096 pending, and a channel that
+// large cost every Open 0.4 MB (96 bytes an observation) to hold the one
+// or two a task closing leaves pending.
 type subscriber struct {
-	ch   chan Observation
-	done chan struct{}
+	mu      sync.Mutex
+	pending []Observation // the queue: pending[head:]
+	head    int
+	limit   int
+	closed  bool
+	wake    chan struct{} // capacity 1: something was queued, or closed
+	done    chan struct{}
 	// want, when set, picks the records this subscriber is told of.
 	want func(governance.EvidenceRecord) bool
+}
+
+// offer queues o unless limit observations are pending (a channel send
+// that would not block); Project holds the projector's read lock, under
+// which cancel cannot close the subscriber.
+func (s *subscriber) offer(o Observation) bool {
+	s.mu.Lock()
+	if len(s.pending)-s.head >= s.limit {
+		s.mu.Unlock()
+		return false
+	}
+	if s.head > 0 && len(s.pending) == cap(s.pending) {
+		// Reuse the room of what was delivered before growing.
+		n := copy(s.pending, s.pending[s.head:])
+		clear(s.pending[n:])
+		s.pending, s.head = s.pending[:n], 0
+	}
+	s.pending = append(s.pending, o)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// next takes the oldest pending observation, one at a time as a channel
+// receive does (so pending counts what fn has not started, as len(ch)
+// did); ok is false once the subscriber is closed and drained.
+func (s *subscriber) next() (o Observation, ok bool) {
+	for {
+		s.mu.Lock()
+		if s.head < len(s.pending) {
+			o = s.pending[s.head]
+			s.pending[s.head] = Observation{} // drop its strings for the GC
+			s.head++
+			if s.head == len(s.pending) {
+				s.pending, s.head = s.pending[:0], 0
+			}
+			s.mu.Unlock()
+			return o, true
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return Observation{}, false
+		}
+		<-s.wake
+	}
 }
 
 // NewObservationProjector returns a projector with no subscribers.
@@ -59,13 +118,13 @@ func (p *ObservationProjector) Watch(want func(governance.EvidenceRecord) bool, 
 	if buffer < 1 {
 		buffer = 1
 	}
-	s := &subscriber{ch: make(chan Observation, buffer), done: make(chan struct{}), want: want}
+	s := &subscriber{limit: buffer, wake: make(chan struct{}, 1), done: make(chan struct{}), want: want}
 	p.mu.Lock()
 	p.subs[s] = struct{}{}
 	p.mu.Unlock()
 	go func() {
 		defer close(s.done)
-		for o := range s.ch {
+		for o, ok := s.next(); ok; o, ok = s.next() {
 			deliver(fn, o)
 		}
 	}()
@@ -74,8 +133,14 @@ func (p *ObservationProjector) Watch(want func(governance.EvidenceRecord) bool, 
 		once.Do(func() {
 			p.mu.Lock()
 			delete(p.subs, s)
-			close(s.ch)
+			s.mu.Lock()
+			s.closed = true // what is pending is still delivered
+			s.mu.Unlock()
 			p.mu.Unlock()
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
 			<-s.done
 		})
 	}
@@ -105,9 +170,7 @@ func (p *ObservationProjector) Project(r governance.EvidenceRecord) {
 		if !built {
 			o, built = observationOf(r), true
 		}
-		select {
-		case s.ch <- o:
-		default:
+		if !s.offer(o) {
 			p.dropped.Add(1)
 		}
 	}

@@ -207,7 +207,7 @@ func (t *Task) replay(recs []governance.EvidenceRecord) ([]unfinished, error) {
 			if s := ops[op]; s != nil {
 				s.done = true
 				if s.actor != nil {
-					t.history = append(t.history, abi.Assignment{Actor: *s.actor, Duty: s.tool})
+					t.addAssignment(abi.Assignment{Actor: *s.actor, Duty: s.tool})
 				}
 			}
 		}

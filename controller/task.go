@@ -55,10 +55,14 @@ type Task struct {
 	// workspace is opts.Workspace resolved.
 	workspace string
 
-	// history is the task's duty history (separation of duties): who
-	// completed which tool, in commit order.
-	histMu  sync.Mutex
-	history []abi.Assignment
+	// history is the task's duty history (separation of duties): which
+	// actor completed which tool, each pair once, in the order first
+	// committed. Separation of duties asks only whether an actor performed
+	// a duty; keeping every repetition made each call of a long session
+	// copy and encode all the calls before it (O(n²) a task).
+	histMu    sync.Mutex
+	history   []abi.Assignment
+	performed map[abi.Assignment]struct{}
 
 	// mu orders the task's appends against Close: an operation's append
 	// holds it shared, Close exclusively, so no record of the task's
@@ -225,11 +229,24 @@ func RunTask(ctx context.Context, ctl *InvocationController, opts TaskOptions, f
 	return b, errors.Join(runErr, closeErr)
 }
 
-// assign adds a committed completion to the task's duty history.
+// assign adds a committed completion to the task's duty history, unless
+// its actor performed that duty before.
 func (t *Task) assign(a abi.Assignment) {
 	t.histMu.Lock()
-	t.history = append(t.history, a)
+	t.addAssignment(a)
 	t.histMu.Unlock()
+}
+
+// addAssignment is assign for a caller that holds histMu or owns t alone.
+func (t *Task) addAssignment(a abi.Assignment) {
+	if _, ok := t.performed[a]; ok {
+		return
+	}
+	if t.performed == nil {
+		t.performed = make(map[abi.Assignment]struct{})
+	}
+	t.performed[a] = struct{}{}
+	t.history = append(t.history, a)
 }
 
 // dutyHistory returns a copy of the task's duty history (never nil).

@@ -105,17 +105,25 @@ func TestInstrumentCache_CorruptEntryIgnoredAndRewritten(t *testing.T) {
 	d := fixtureDigest(allow)
 	want, err := interrupt.Instrument(allow, opts)
 	require.NoError(t, err)
-	header := len(instrumentMagic) + sha256.Size
+	header := len(instrumentMagic) + instrumentChecksumSize
 	corruptions := map[string]func([]byte) []byte{
-		"empty":          func([]byte) []byte { return nil },
-		"torn":           func(b []byte) []byte { return b[:len(b)/2] },
-		"header only":    func(b []byte) []byte { return b[:header+2] },
-		"wrong magic":    func(b []byte) []byte { b[0] ^= 1; return b },
-		"digest flipped": func(b []byte) []byte { b[len(instrumentMagic)] ^= 1; return b },
-		"meta flipped":   func(b []byte) []byte { b[header+6] ^= 1; return b },
-		"wasm flipped":   func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
-		"length too big": func(b []byte) []byte { b[header+3] = 0x7f; return b },
-		"appended":       func(b []byte) []byte { return append(b, 0) },
+		"empty":            func([]byte) []byte { return nil },
+		"torn":             func(b []byte) []byte { return b[:len(b)/2] },
+		"header only":      func(b []byte) []byte { return b[:header+2] },
+		"wrong magic":      func(b []byte) []byte { b[0] ^= 1; return b },
+		"checksum flipped": func(b []byte) []byte { b[len(instrumentMagic)] ^= 1; return b },
+		"meta flipped":     func(b []byte) []byte { b[header+6] ^= 1; return b },
+		"wasm flipped":     func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
+		"length too big":   func(b []byte) []byte { b[header+3] = 0x7f; return b },
+		"appended":         func(b []byte) []byte { return append(b, 0) },
+		// Format v1 (an older build's): its magic, and a sha256 where v2
+		// keeps a CRC-32C, over the same body.
+		"format v1": func(b []byte) []byte {
+			body := b[header:]
+			sum := sha256.Sum256(body)
+			v1 := append([]byte("govhost instrumented module v1\n"), sum[:]...)
+			return append(v1, body...)
+		},
 	}
 	for name, corrupt := range corruptions {
 		t.Run(name, func(t *testing.T) {

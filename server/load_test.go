@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"runtime"
 	"sort"
@@ -20,6 +21,7 @@ import (
 	"github.com/govhost/govhost/controller"
 	"github.com/govhost/govhost/evidence"
 	"github.com/govhost/govhost/governance"
+	"github.com/govhost/govhost/service"
 )
 
 // TestLoad_64ClientsAuthorizeAndComplete: 64 concurrent clients, each in
@@ -141,6 +143,34 @@ func BenchmarkRoundTrip(b *testing.B) {
 					return c.Complete(ctx, task.TaskID, api.CompleteRequest{PermitID: res.Permit.PermitID})
 				}, func() uuid.UUID {
 					_, err := c.CloseTask(ctx, task.TaskID)
+					require.NoError(b, err)
+					return task.TaskID
+				}
+		})
+	})
+	b.Run("service", func(b *testing.B) {
+		// The same two requests as http, through the service the server's
+		// handlers call, without HTTP: what http costs beyond it is the
+		// transport (the client, net/http, the handlers' reading and
+		// writing); what it costs beyond inprocess is the service's own
+		// (its authorization bookkeeping, its error mapping).
+		e := benchEnv(b, "service")
+		svc, ctx := e.svc, context.Background()
+		roundTrips(b, e, func() (func(n int) error, func() uuid.UUID) {
+			task, err := svc.OpenTask(ctx, service.OpenTaskRequest{})
+			require.NoError(b, err)
+			return func(n int) error {
+					a := readerCall(n)
+					res, err := svc.Authorize(ctx, task.TaskID, controller.Call{Tool: a.Tool, Arguments: a.Arguments}, 0)
+					if err != nil {
+						return err
+					}
+					if res.Permit == nil {
+						return errors.New("not allowed: " + string(res.Decision))
+					}
+					return svc.Complete(ctx, task.TaskID, service.CompleteRequest{PermitID: res.Permit.ID})
+				}, func() uuid.UUID {
+					_, err := svc.CloseTask(ctx, task.TaskID)
 					require.NoError(b, err)
 					return task.TaskID
 				}

@@ -55,14 +55,29 @@ func (s *Service) Authorize(ctx context.Context, taskID uuid.UUID, call controll
 	if err != nil {
 		return AuthorizeResult{}, err
 	}
+	// A call decided without an approver is decided in the request's own
+	// goroutine: a goroutine of its own, and the hand-off of its answer,
+	// wake an idle thread twice a call (tens of cpu-µs; docs/performance.md,
+	// "Fifth pass (s9-auth)"). It is
+	// detached from the request's cancellation all the same: a client
+	// that goes away does not stop it halfway (its records are written to
+	// the end, and its permit waits for a completion as any other).
+	inline := ctx
+	if ctx.Done() != nil {
+		inline = context.WithoutCancel(ctx)
+	}
+	p, awaiting, err := t.AuthorizeUntilApproval(inline, call)
+	if awaiting == nil {
+		return resultOf(p, err)
+	}
+	// A gate asked for an approval: the authorization waits for an
+	// approver in a goroutine of its own, so that it outlives the request
+	// (its records are written to the end whatever the client does). Its
+	// wait for an approver has its own bound (approve).
 	a := &authorization{done: make(chan struct{}), pending: make(chan struct{})}
-	// The authorization outlives the request when it waits for an approver:
-	// its records are written to the end whatever the client does
-	// (detached). Its wait for an approver has its own bound (approve).
 	a.ctx = detached{parent: ctx, a: a}
-	actx := &a.ctx
 	go func() {
-		p, err := t.Authorize(actx, call)
+		p, err := awaiting.Finish(&a.ctx)
 		a.finish(p, err)
 	}()
 	return s.await(ctx, a, wait)
@@ -129,7 +144,7 @@ func (s *Service) await(ctx context.Context, a *authorization, wait time.Duratio
 // approval callback.
 type authzKey struct{}
 
-// authorization is one authorize in flight, or parked for approval.
+// authorization is one authorize that waits for an approver (or did).
 type authorization struct {
 	// id is minted, and the authorization listed for Wait, only when an
 	// answer says pending (authorizations.pendingResult): an authorization
@@ -159,6 +174,11 @@ func (a *authorization) result() (AuthorizeResult, error) {
 	a.mu.Lock()
 	p, err := a.permit, a.err
 	a.mu.Unlock()
+	return resultOf(p, err)
+}
+
+// resultOf is the answer to an authorization that ended with p or err.
+func resultOf(p controller.Permit, err error) (AuthorizeResult, error) {
 	if err == nil {
 		return AuthorizeResult{Decision: DecisionAllow, Permit: &p}, nil
 	}

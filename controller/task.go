@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,10 +60,10 @@ type Task struct {
 	// actor completed which tool, each pair once, in the order first
 	// committed. Separation of duties asks only whether an actor performed
 	// a duty; keeping every repetition made each call of a long session
-	// copy and encode all the calls before it (O(n²) a task).
-	histMu    sync.Mutex
-	history   []abi.Assignment
-	performed map[abi.Assignment]struct{}
+	// copy and encode all the calls before it (O(n²) a task). It holds
+	// one entry per actor and tool, so a scan finds a repeat.
+	histMu  sync.Mutex
+	history []abi.Assignment
 
 	// mu orders the task's appends against Close: an operation's append
 	// holds it shared, Close exclusively, so no record of the task's
@@ -239,14 +240,9 @@ func (t *Task) assign(a abi.Assignment) {
 
 // addAssignment is assign for a caller that holds histMu or owns t alone.
 func (t *Task) addAssignment(a abi.Assignment) {
-	if _, ok := t.performed[a]; ok {
-		return
+	if !slices.Contains(t.history, a) {
+		t.history = append(t.history, a)
 	}
-	if t.performed == nil {
-		t.performed = make(map[abi.Assignment]struct{})
-	}
-	t.performed[a] = struct{}{}
-	t.history = append(t.history, a)
 }
 
 // dutyHistory returns a copy of the task's duty history (never nil).

@@ -64,11 +64,24 @@ func (s *subscriber) offer(o Observation) bool {
 	}
 	s.pending = append(s.pending, o)
 	s.mu.Unlock()
+	s.signal()
+	return true
+}
+
+// close ends the subscriber once what is pending is delivered.
+func (s *subscriber) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+// signal wakes next if it waits (wake holds at most one signal).
+func (s *subscriber) signal() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // next takes the oldest pending observation, one at a time as a channel
@@ -133,14 +146,8 @@ func (p *ObservationProjector) Watch(want func(governance.EvidenceRecord) bool, 
 		once.Do(func() {
 			p.mu.Lock()
 			delete(p.subs, s)
-			s.mu.Lock()
-			s.closed = true // what is pending is still delivered
-			s.mu.Unlock()
 			p.mu.Unlock()
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
+			s.close()
 			<-s.done
 		})
 	}
